@@ -1,0 +1,352 @@
+"""PoseExtractor: world states of a body tree -> model-space and local-space arrays.
+
+A pose tree is a ``parent_indices`` array: index 0 is the root with parent -1, and every other
+body's parent has a smaller index. Subclasses say how the world states of their bodies are read
+(``read_world_state``), all bodies at once; this class turns them into model space (relative to
+the root) and local space (relative to each body's parent) with vectorised numpy.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Sequence
+from typing import NamedTuple
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from physbody import transforms
+
+__all__ = ["BodyStates", "PoseExtractor", "validate_parent_indices"]
+
+FloatArray = NDArray[np.float64]
+
+_IDENTITY_ROTATION = (0.0, 0.0, 0.0, 1.0)
+
+
+class BodyStates(NamedTuple):
+    """World-frame states of ``n`` bodies, in the extractor's body order.
+
+    Attributes:
+        position: (n, 3) link-frame origins, metres, world frame.
+        rotation: (n, 4) link-frame orientations, quaternions (x, y, z, w), world frame.
+        linear_velocity: (n, 3) velocity of the link-frame origin, m/s, world frame.
+        angular_velocity: (n, 3) angular velocity, rad/s, world frame.
+    """
+
+    position: FloatArray
+    rotation: FloatArray
+    linear_velocity: FloatArray
+    angular_velocity: FloatArray
+
+
+def validate_parent_indices(parent_indices: ArrayLike) -> NDArray[np.intp]:
+    """Checks a pose tree and returns it as a read-only integer array.
+
+    Args:
+        parent_indices: (n,) integers; index 0 must be -1 (the root) and every other entry
+            must name a smaller index (``0 <= parent_indices[i] < i``). Empty is allowed.
+
+    Returns:
+        (n,) read-only ``intp`` array.
+
+    Raises:
+        ValueError: naming the first bad index and its value.
+        TypeError: if the entries are not integers.
+    """
+    raw = np.asarray(parent_indices)
+    if raw.size == 0:
+        raw = raw.astype(np.intp)
+    if raw.ndim != 1:
+        raise ValueError(f"parent_indices must be 1-D, got shape {raw.shape}")
+    if not np.issubdtype(raw.dtype, np.integer):
+        raise TypeError(f"parent_indices must be integers, got {raw.tolist()!r}")
+    parents = raw.astype(np.intp)
+    if parents.size and parents[0] != -1:
+        raise ValueError(f"Expected parent_indices[0] to be -1 (the root), got {parents[0]}")
+    bad = np.flatnonzero((parents[1:] < 0) | (parents[1:] >= np.arange(1, parents.size))) + 1
+    if bad.size:
+        i = int(bad[0])
+        raise ValueError(
+            f"parent_indices[{i}] = {parents[i]} is invalid: every body after the root needs a "
+            f"parent index in [0, {i - 1}] (bad indices: {bad.tolist()})"
+        )
+    parents.flags.writeable = False
+    return parents
+
+
+class PoseExtractor(abc.ABC):
+    """Turns the world states of a body tree into model-space and local-space arrays.
+
+    Subclasses implement :meth:`read_world_state`, which returns the world states of their own
+    bodies in one call. With a virtual root (a caller-supplied frame, as ML-Agents release 6
+    added), that frame stands at index 0 with zero velocity, the real bodies follow at indices
+    1..n and the real root's parent is 0. The virtual root's pose is disabled by default, so a
+    sensor does not observe it (it is the identity in model space); every real body is enabled.
+
+    After :meth:`update` the arrays ``model_positions`` ... ``local_angular_velocities`` hold
+    one row per pose (shapes (num_poses, 3) or (num_poses, 4)). They are read-only and replaced
+    at each update: copy them to keep values across updates.
+
+    Args:
+        parent_indices: (n,) pose tree of the real bodies (see ``validate_parent_indices``);
+            empty for an extractor with no root, which has 0 poses and whose updates do nothing.
+        body_names: one name per real body; defaults to ``"body<i>"``.
+        virtual_root: optional ``(position (3,), rotation (4,) x, y, z, w)`` of a frame to
+            stand at index 0; move it later with :meth:`set_virtual_root`.
+        virtual_root_name: name of the virtual root in ``body_names``.
+    """
+
+    def __init__(
+        self,
+        parent_indices: ArrayLike,
+        *,
+        body_names: Sequence[str] | None = None,
+        virtual_root: tuple[ArrayLike, ArrayLike] | None = None,
+        virtual_root_name: str = "virtual_root",
+    ) -> None:
+        real_parents = validate_parent_indices(parent_indices)
+        num_real = int(real_parents.size)
+        if body_names is None:
+            body_names = tuple(f"body{i}" for i in range(num_real))
+        names = tuple(body_names)
+        if len(names) != num_real:
+            raise ValueError(
+                f"body_names has {len(names)} entries, expected one per body ({num_real})"
+            )
+        self._has_virtual_root = virtual_root is not None and num_real > 0
+        self._offset = int(self._has_virtual_root)
+        if self._has_virtual_root:
+            parents = np.concatenate(([-1], real_parents + 1))
+            parents[1] = 0
+            names = (virtual_root_name, *names)
+        else:
+            parents = real_parents.copy()
+        parents.flags.writeable = False
+        self._parent_indices = parents
+        self._body_names = names
+        self._real_root_name = names[self._offset] if num_real else None
+        n = parents.size
+        self._enabled = np.ones(n, dtype=bool)
+        if self._has_virtual_root:
+            self._enabled[0] = False
+        # World states of every pose, the virtual root's row included (zero velocity).
+        self._world = BodyStates(
+            np.zeros((n, 3)),
+            np.tile(_IDENTITY_ROTATION, (n, 1)),
+            np.zeros((n, 3)),
+            np.zeros((n, 3)),
+        )
+        empty3, empty4 = np.zeros((n, 3)), np.tile(_IDENTITY_ROTATION, (n, 1))
+        self._model = BodyStates(empty3, empty4, empty3, empty3)
+        self._local = BodyStates(empty3, empty4, empty3, empty3)
+        for array in (empty3, empty4):
+            array.flags.writeable = False
+        if virtual_root is not None and self._has_virtual_root:
+            self.set_virtual_root(*virtual_root)
+
+    # ----------------------------------------------------------------------------- tree
+    @property
+    def num_poses(self) -> int:
+        """Number of poses, the virtual root included."""
+        return int(self._parent_indices.size)
+
+    @property
+    def parent_indices(self) -> NDArray[np.intp]:
+        """(num_poses,) read-only parent index of each pose; -1 for the root."""
+        return self._parent_indices
+
+    @property
+    def body_names(self) -> tuple[str, ...]:
+        """Name of each pose, in index order (the virtual root first, when there is one)."""
+        return self._body_names
+
+    @property
+    def root_name(self) -> str | None:
+        """Name of the real root body (not the virtual root); None with no bodies."""
+        return self._real_root_name
+
+    @property
+    def has_virtual_root(self) -> bool:
+        """Whether index 0 is a caller-supplied virtual root."""
+        return self._has_virtual_root
+
+    def get_parent_index(self, index: int) -> int:
+        """Parent index of pose ``index`` (-1 for the root).
+
+        Raises:
+            IndexError: if ``index`` is not in ``[0, num_poses)``.
+        """
+        if not 0 <= index < self.num_poses:
+            raise IndexError(f"pose index {index} out of range [0, {self.num_poses})")
+        return int(self._parent_indices[index])
+
+    # -------------------------------------------------------------------------- enabled
+    @property
+    def pose_enabled(self) -> NDArray[np.bool_]:
+        """(num_poses,) read-only flags: which poses a sensor observes."""
+        view = self._enabled.view()
+        view.flags.writeable = False
+        return view
+
+    @property
+    def num_enabled_poses(self) -> int:
+        """Number of poses a sensor observes."""
+        return int(np.count_nonzero(self._enabled))
+
+    @property
+    def enabled_indices(self) -> NDArray[np.intp]:
+        """Indices of the enabled poses, in index order."""
+        return np.flatnonzero(self._enabled)
+
+    def set_pose_enabled(self, index: int, enabled: bool) -> None:
+        """Enables or disables observing pose ``index``.
+
+        Raises:
+            IndexError: if ``index`` is out of range.
+            TypeError: if ``enabled`` is not a bool.
+        """
+        self.get_parent_index(index)
+        if not isinstance(enabled, bool | np.bool_):
+            raise TypeError(f"enabled must be a bool, got {enabled!r}")
+        self._enabled[index] = bool(enabled)
+
+    # ---------------------------------------------------------------------- virtual root
+    def set_virtual_root(self, position: ArrayLike, rotation: ArrayLike) -> None:
+        """Moves the virtual root (index 0) to a world pose; its velocity stays zero.
+
+        Args:
+            position: (3,) world position, metres.
+            rotation: (4,) world rotation (x, y, z, w); normalised here.
+
+        Raises:
+            RuntimeError: if this extractor has no virtual root.
+            ValueError: if the shapes are wrong, a value is not finite or the rotation is zero.
+        """
+        if not self._has_virtual_root:
+            raise RuntimeError("this PoseExtractor was built without a virtual root")
+        pos = np.asarray(position, dtype=np.float64)
+        rot = np.asarray(rotation, dtype=np.float64)
+        if pos.shape != (3,) or rot.shape != (4,):
+            raise ValueError(
+                f"virtual root needs position (3,) and rotation (4,), got {pos.shape}, {rot.shape}"
+            )
+        if not (np.all(np.isfinite(pos)) and np.all(np.isfinite(rot))):
+            raise ValueError(
+                f"virtual root pose must be finite, got position {pos}, rotation {rot}"
+            )
+        norm = float(np.linalg.norm(rot))
+        if norm < 1e-9:
+            raise ValueError(f"virtual root rotation must be non-zero, got {rot}")
+        self._world.position[0] = pos
+        self._world.rotation[0] = rot / norm
+
+    # --------------------------------------------------------------------------- update
+    @abc.abstractmethod
+    def read_world_state(self) -> BodyStates:
+        """Reads the world states of the real bodies (not the virtual root), all at once.
+
+        Returns:
+            ``BodyStates`` with one row per real body, in the order of ``parent_indices``.
+        """
+
+    def update(self, *, model_space: bool = True, local_space: bool = True) -> None:
+        """Reads the world states once and recomputes the requested spaces.
+
+        Args:
+            model_space: recompute the model-space arrays.
+            local_space: recompute the local-space arrays.
+
+        Raises:
+            ValueError: if ``read_world_state`` returns wrong shapes or non-finite values.
+        """
+        if self.num_poses == 0 or not (model_space or local_space):
+            return
+        self._store_world_state(self.read_world_state())
+        world = self._world
+        if model_space:
+            self._model = _read_only(transforms.to_model_space(*world))
+        if local_space:
+            self._local = _read_only(transforms.to_local_space(*world, self._parent_indices))
+
+    def update_model_space_poses(self) -> None:
+        """Reads the world states and recomputes model space (ML-Agents' name)."""
+        self.update(model_space=True, local_space=False)
+
+    def update_local_space_poses(self) -> None:
+        """Reads the world states and recomputes local space (ML-Agents' name)."""
+        self.update(model_space=False, local_space=True)
+
+    def _store_world_state(self, states: BodyStates) -> None:
+        """Copies the real bodies' states behind the virtual root row, checking them."""
+        n_real = self.num_poses - self._offset
+        for name, array, width in zip(BodyStates._fields, states, (3, 4, 3, 3), strict=True):
+            if np.shape(array) != (n_real, width):
+                raise ValueError(
+                    f"read_world_state() {name} must have shape ({n_real}, {width}), "
+                    f"got {np.shape(array)}"
+                )
+            if not np.all(np.isfinite(array)):
+                rows = np.flatnonzero(~np.all(np.isfinite(array), axis=1))
+                names = [self._body_names[i + self._offset] for i in rows]
+                raise ValueError(
+                    f"non-finite world {name} for bodies {names}: {np.asarray(array)[rows]}"
+                )
+        world = self._world
+        world.position[self._offset :] = states.position
+        world.rotation[self._offset :] = states.rotation
+        world.linear_velocity[self._offset :] = states.linear_velocity
+        world.angular_velocity[self._offset :] = states.angular_velocity
+
+    # --------------------------------------------------------------------------- arrays
+    @property
+    def world_states(self) -> BodyStates:
+        """World states of every pose as of the last update (virtual root at index 0)."""
+        return _read_only(tuple(a.copy() for a in self._world))
+
+    @property
+    def model_positions(self) -> FloatArray:
+        """(num_poses, 3) positions relative to the root, metres."""
+        return self._model.position
+
+    @property
+    def model_rotations(self) -> FloatArray:
+        """(num_poses, 4) rotations relative to the root, quaternions (x, y, z, w)."""
+        return self._model.rotation
+
+    @property
+    def model_linear_velocities(self) -> FloatArray:
+        """(num_poses, 3) ``inv(root_rotation) * (v - v_root)``, m/s."""
+        return self._model.linear_velocity
+
+    @property
+    def model_angular_velocities(self) -> FloatArray:
+        """(num_poses, 3) ``inv(root_rotation) * (w - w_root)``, rad/s."""
+        return self._model.angular_velocity
+
+    @property
+    def local_positions(self) -> FloatArray:
+        """(num_poses, 3) positions relative to each parent, metres (root: zero)."""
+        return self._local.position
+
+    @property
+    def local_rotations(self) -> FloatArray:
+        """(num_poses, 4) rotations relative to each parent, (x, y, z, w) (root: identity)."""
+        return self._local.rotation
+
+    @property
+    def local_linear_velocities(self) -> FloatArray:
+        """(num_poses, 3) ``inv(parent_rotation) * (v - v_parent)``, m/s (root: zero)."""
+        return self._local.linear_velocity
+
+    @property
+    def local_angular_velocities(self) -> FloatArray:
+        """(num_poses, 3) ``inv(parent_rotation) * (w - w_parent)``, rad/s (root: zero)."""
+        return self._local.angular_velocity
+
+
+def _read_only(arrays: tuple[FloatArray, ...]) -> BodyStates:
+    """Marks freshly computed arrays read-only and bundles them as ``BodyStates``."""
+    for array in arrays:
+        array.flags.writeable = False
+    return BodyStates(*arrays)

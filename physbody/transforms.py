@@ -1,0 +1,353 @@
+"""Pure numpy rigid-body maths, vectorised over any leading batch dimensions.
+
+Conventions used by every function here:
+
+* Quaternions are ``(x, y, z, w)`` (scalar last), as PyBullet, SciPy's ``Rotation`` and
+  ML-Agents' ``ObservationWriter`` order them. Shape ``(..., 4)``.
+* Vectors and positions are ``(..., 3)``.
+* A pose is a pair ``(position, rotation)``; ``pose_multiply(a, b)`` is ``b`` expressed in the
+  frame ``a`` (ML-Agents' ``Pose.Multiply``: rotation ``q_a * q_b``, position
+  ``q_a * p_b + p_a``).
+* Outputs are not canonicalised: ``q`` and ``-q`` are the same rotation and either may come out.
+  Rotations are assumed to be unit quaternions unless a docstring says otherwise.
+
+Leading dimensions broadcast with the usual numpy rules. Shapes are checked at entry and a
+wrong trailing dimension raises ``ValueError`` naming the expected and the actual shape.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+__all__ = [
+    "from_to_rotation",
+    "pose_inverse",
+    "pose_multiply",
+    "quat_conjugate",
+    "quat_from_axis_angle",
+    "quat_inverse",
+    "quat_multiply",
+    "quat_rotate",
+    "quat_rotate_inverse",
+    "quat_to_matrix",
+    "to_local_space",
+    "to_model_space",
+]
+
+FloatArray = NDArray[np.float64]
+
+#: Below this squared norm a direction is treated as zero length.
+_EPS_SQ = 1e-20
+
+
+def _as_array(value: ArrayLike, size: int, name: str) -> FloatArray:
+    """Converts ``value`` to a float64 array whose last axis has ``size`` entries."""
+    array = np.asarray(value, dtype=np.float64)
+    if array.ndim == 0 or array.shape[-1] != size:
+        raise ValueError(f"{name} must have shape (..., {size}), got shape {array.shape}")
+    return array
+
+
+def quat_multiply(q1: ArrayLike, q2: ArrayLike) -> FloatArray:
+    """Hamilton product ``q1 * q2`` (apply ``q2`` first, then ``q1``).
+
+    Args:
+        q1: (..., 4) quaternions (x, y, z, w).
+        q2: (..., 4) quaternions (x, y, z, w), broadcast against ``q1``.
+
+    Returns:
+        (..., 4) quaternions (x, y, z, w).
+    """
+    a = _as_array(q1, 4, "q1")
+    b = _as_array(q2, 4, "q2")
+    ax, ay, az, aw = np.moveaxis(a, -1, 0)
+    bx, by, bz, bw = np.moveaxis(b, -1, 0)
+    return np.stack(
+        (
+            aw * bx + ax * bw + ay * bz - az * by,
+            aw * by - ax * bz + ay * bw + az * bx,
+            aw * bz + ax * by - ay * bx + az * bw,
+            aw * bw - ax * bx - ay * by - az * bz,
+        ),
+        axis=-1,
+    )
+
+
+def quat_conjugate(q: ArrayLike) -> FloatArray:
+    """Conjugate ``(-x, -y, -z, w)``; the inverse of a unit quaternion.
+
+    Args:
+        q: (..., 4) quaternions (x, y, z, w).
+
+    Returns:
+        (..., 4) quaternions (x, y, z, w).
+    """
+    out = _as_array(q, 4, "q").copy()
+    out[..., :3] *= -1.0
+    return out
+
+
+def quat_inverse(q: ArrayLike) -> FloatArray:
+    """Inverse ``conj(q) / |q|^2``; also correct for quaternions that are not unit length.
+
+    Args:
+        q: (..., 4) non-zero quaternions (x, y, z, w).
+
+    Returns:
+        (..., 4) quaternions (x, y, z, w).
+
+    Raises:
+        ValueError: if any quaternion has zero norm.
+    """
+    array = _as_array(q, 4, "q")
+    norm_sq = np.sum(array * array, axis=-1, keepdims=True)
+    if np.any(norm_sq < _EPS_SQ):
+        raise ValueError(f"cannot invert a zero quaternion: {array[np.any(norm_sq < _EPS_SQ, -1)]}")
+    return quat_conjugate(array) / norm_sq
+
+
+def quat_rotate(q: ArrayLike, v: ArrayLike) -> FloatArray:
+    """Rotates vectors ``v`` by unit quaternions ``q`` (``q * v * conj(q)``).
+
+    Args:
+        q: (..., 4) unit quaternions (x, y, z, w).
+        v: (..., 3) vectors, broadcast against ``q``.
+
+    Returns:
+        (..., 3) rotated vectors, in the frame ``q`` maps into.
+    """
+    quat = _as_array(q, 4, "q")
+    vec = _as_array(v, 3, "v")
+    xyz = quat[..., :3]
+    w = quat[..., 3:]
+    # v' = v + 2 w (u x v) + 2 u x (u x v), with u the vector part: no matrix per row.
+    t = 2.0 * np.cross(xyz, vec)
+    return vec + w * t + np.cross(xyz, t)
+
+
+def quat_rotate_inverse(q: ArrayLike, v: ArrayLike) -> FloatArray:
+    """Rotates vectors ``v`` by the inverse of unit quaternions ``q``.
+
+    Expresses a world-frame vector in the frame whose orientation is ``q``.
+
+    Args:
+        q: (..., 4) unit quaternions (x, y, z, w).
+        v: (..., 3) vectors, broadcast against ``q``.
+
+    Returns:
+        (..., 3) vectors.
+    """
+    return quat_rotate(quat_conjugate(q), v)
+
+
+def quat_from_axis_angle(axis: ArrayLike, angle: ArrayLike) -> FloatArray:
+    """Rotation of ``angle`` radians about ``axis`` (right-hand rule).
+
+    Args:
+        axis: (..., 3) non-zero axes; normalised here.
+        angle: (...) angles in radians, broadcast against ``axis[..., 0]``.
+
+    Returns:
+        (..., 4) unit quaternions (x, y, z, w).
+
+    Raises:
+        ValueError: if an axis has zero length.
+    """
+    axis_arr = _as_array(axis, 3, "axis")
+    norm = np.linalg.norm(axis_arr, axis=-1, keepdims=True)
+    if np.any(norm * norm < _EPS_SQ):
+        raise ValueError(f"axis must be non-zero, got {axis_arr}")
+    half = 0.5 * np.asarray(angle, dtype=np.float64)[..., None]
+    return np.concatenate((axis_arr / norm * np.sin(half), np.cos(half)), axis=-1)
+
+
+def pose_inverse(position: ArrayLike, rotation: ArrayLike) -> tuple[FloatArray, FloatArray]:
+    """Inverse of poses: ``(-(q^-1 * p), q^-1)``.
+
+    Args:
+        position: (..., 3) positions.
+        rotation: (..., 4) unit quaternions (x, y, z, w).
+
+    Returns:
+        ``(position, rotation)`` of the inverse poses, shapes (..., 3) and (..., 4).
+    """
+    inv_rotation = quat_conjugate(rotation)
+    return -quat_rotate(inv_rotation, _as_array(position, 3, "position")), inv_rotation
+
+
+def pose_multiply(
+    position_a: ArrayLike,
+    rotation_a: ArrayLike,
+    position_b: ArrayLike,
+    rotation_b: ArrayLike,
+) -> tuple[FloatArray, FloatArray]:
+    """Composes poses ``a * b``: pose ``b`` (given in frame ``a``) expressed in ``a``'s parent.
+
+    ML-Agents' ``Pose.Multiply(a, b)``: rotation ``q_a * q_b``, position ``q_a * p_b + p_a``.
+
+    Args:
+        position_a: (..., 3) positions of ``a``.
+        rotation_a: (..., 4) unit quaternions (x, y, z, w) of ``a``.
+        position_b: (..., 3) positions of ``b``.
+        rotation_b: (..., 4) unit quaternions (x, y, z, w) of ``b``.
+
+    Returns:
+        ``(position, rotation)`` with shapes (..., 3) and (..., 4).
+    """
+    position = quat_rotate(rotation_a, position_b) + _as_array(position_a, 3, "position_a")
+    return position, quat_multiply(rotation_a, rotation_b)
+
+
+def from_to_rotation(from_direction: ArrayLike, to_direction: ArrayLike) -> FloatArray:
+    """Shortest-arc rotation taking ``from_direction`` to ``to_direction`` (Unity's FromToRotation).
+
+    Directions need not be unit length. Antiparallel directions rotate by pi about an axis
+    perpendicular to ``from_direction``; a zero-length direction gives the identity, as Unity does.
+
+    Args:
+        from_direction: (..., 3) vectors.
+        to_direction: (..., 3) vectors, broadcast against ``from_direction``.
+
+    Returns:
+        (..., 4) unit quaternions (x, y, z, w).
+    """
+    a = _as_array(from_direction, 3, "from_direction")
+    b = _as_array(to_direction, 3, "to_direction")
+    a, b = np.broadcast_arrays(a, b)
+    norm_a = np.linalg.norm(a, axis=-1, keepdims=True)
+    norm_b = np.linalg.norm(b, axis=-1, keepdims=True)
+    degenerate = (norm_a * norm_b)[..., 0] ** 2 < _EPS_SQ
+    a_unit = a / np.where(norm_a > 0.0, norm_a, 1.0)
+    b_unit = b / np.where(norm_b > 0.0, norm_b, 1.0)
+    # q = (a x b, 1 + a.b) normalised is the half-angle rotation from a to b.
+    w = 1.0 + np.sum(a_unit * b_unit, axis=-1, keepdims=True)
+    xyz = np.cross(a_unit, b_unit)
+    antiparallel = w[..., 0] < 1e-9
+    if np.any(antiparallel):
+        # Any axis perpendicular to a: cross with the basis vector least aligned with it.
+        basis = np.eye(3)[np.argmin(np.abs(a_unit), axis=-1)]
+        perpendicular = np.cross(a_unit, basis)
+        perpendicular /= np.linalg.norm(perpendicular, axis=-1, keepdims=True)
+        xyz = np.where(antiparallel[..., None], perpendicular, xyz)
+        w = np.where(antiparallel[..., None], 0.0, w)
+    quat = np.concatenate((xyz, w), axis=-1)
+    quat /= np.linalg.norm(quat, axis=-1, keepdims=True)
+    identity = np.array([0.0, 0.0, 0.0, 1.0])
+    return np.where(degenerate[..., None], identity, quat)
+
+
+def quat_to_matrix(q: ArrayLike) -> FloatArray:
+    """Rotation matrices of unit quaternions.
+
+    Args:
+        q: (..., 4) unit quaternions (x, y, z, w).
+
+    Returns:
+        (..., 3, 3) matrices ``R`` with ``R @ v == quat_rotate(q, v)``.
+    """
+    quat = _as_array(q, 4, "q")
+    x, y, z, w = np.moveaxis(quat, -1, 0)
+    xx, yy, zz = x * x, y * y, z * z
+    xy, xz, yz = x * y, x * z, y * z
+    wx, wy, wz = w * x, w * y, w * z
+    rows = (
+        1.0 - 2.0 * (yy + zz), 2.0 * (xy - wz), 2.0 * (xz + wy),
+        2.0 * (xy + wz), 1.0 - 2.0 * (xx + zz), 2.0 * (yz - wx),
+        2.0 * (xz - wy), 2.0 * (yz + wx), 1.0 - 2.0 * (xx + yy),
+    )  # fmt: skip
+    return np.stack(rows, axis=-1).reshape(quat.shape[:-1] + (3, 3))
+
+
+def to_model_space(
+    position: ArrayLike,
+    rotation: ArrayLike,
+    linear_velocity: ArrayLike,
+    angular_velocity: ArrayLike,
+) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+    """Expresses the world states of ``n`` bodies relative to body 0, the root.
+
+    Pose: ``inv(root_pose) * body_pose``. Velocities: ``inv(root_rotation) * (v_i - v_root)``
+    (linear and angular alike), so the root's own model-space pose is the identity and its
+    velocities are zero.
+
+    Args:
+        position: (n, 3) world positions, metres.
+        rotation: (n, 4) world rotations (x, y, z, w).
+        linear_velocity: (n, 3) world linear velocities, m/s.
+        angular_velocity: (n, 3) world angular velocities, rad/s.
+
+    Returns:
+        ``(position, rotation, linear_velocity, angular_velocity)`` in the root's frame, with the
+        input shapes. An empty input (n = 0) gives empty outputs.
+    """
+    pos, rot, lin, ang = _check_states(position, rotation, linear_velocity, angular_velocity)
+    if pos.shape[0] == 0:
+        return pos.copy(), rot.copy(), lin.copy(), ang.copy()
+    # Row vectors times R equal R^T applied to each: one matmul for all three quantities.
+    offsets = np.stack((pos - pos[0], lin - lin[0], ang - ang[0]))
+    model = offsets @ quat_to_matrix(rot[0])
+    return model[0], quat_multiply(quat_conjugate(rot[0]), rot), model[1], model[2]
+
+
+def to_local_space(
+    position: ArrayLike,
+    rotation: ArrayLike,
+    linear_velocity: ArrayLike,
+    angular_velocity: ArrayLike,
+    parent_indices: ArrayLike,
+) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+    """Expresses the world states of ``n`` bodies relative to each body's parent.
+
+    Pose: ``inv(parent_pose) * body_pose``; velocities ``inv(parent_rotation) * (v_i - v_parent)``.
+    A body whose parent index is -1 (the root) gets the identity pose and zero velocities, as in
+    ML-Agents. Parents are gathered with one fancy index and each parent's inverse is formed
+    once, with no per-body loop.
+
+    Args:
+        position: (n, 3) world positions, metres.
+        rotation: (n, 4) world rotations (x, y, z, w).
+        linear_velocity: (n, 3) world linear velocities, m/s.
+        angular_velocity: (n, 3) world angular velocities, rad/s.
+        parent_indices: (n,) integer parent index of each body, -1 for a root.
+
+    Returns:
+        ``(position, rotation, linear_velocity, angular_velocity)`` relative to the parents.
+    """
+    pos, rot, lin, ang = _check_states(position, rotation, linear_velocity, angular_velocity)
+    parents = np.asarray(parent_indices)
+    if parents.shape != (pos.shape[0],):
+        raise ValueError(
+            f"parent_indices must have shape ({pos.shape[0]},), got shape {parents.shape}"
+        )
+    is_root = parents < 0
+    # A root is gathered as its own parent: every offset is then exactly zero and its
+    # rotation is overwritten with the exact identity below.
+    gather = np.where(is_root, np.arange(parents.shape[0]), parents)
+    offsets = np.stack((pos - pos[gather], lin - lin[gather], ang - ang[gather]), axis=1)
+    local = offsets @ quat_to_matrix(rot[gather])
+    local_rot = quat_multiply(quat_conjugate(rot[gather]), rot)
+    local_rot[is_root] = (0.0, 0.0, 0.0, 1.0)
+    return local[:, 0], local_rot, local[:, 1], local[:, 2]
+
+
+def _check_states(
+    position: ArrayLike,
+    rotation: ArrayLike,
+    linear_velocity: ArrayLike,
+    angular_velocity: ArrayLike,
+) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+    """Converts per-body world states to float64 arrays and checks they share one body count."""
+    arrays = (
+        _as_array(position, 3, "position"),
+        _as_array(rotation, 4, "rotation"),
+        _as_array(linear_velocity, 3, "linear_velocity"),
+        _as_array(angular_velocity, 3, "angular_velocity"),
+    )
+    shapes = [a.shape for a in arrays]
+    if any(len(s) != 2 for s in shapes) or len({s[0] for s in shapes}) != 1:
+        raise ValueError(
+            "position, rotation, linear_velocity and angular_velocity must be (n, 3), (n, 4), "
+            f"(n, 3), (n, 3) with one n, got shapes {shapes}"
+        )
+    return arrays
