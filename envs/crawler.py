@@ -1,0 +1,212 @@
+"""The Crawler: ML-Agents' four-legged CrawlerDynamic / CrawlerStatic on PyBullet."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import ClassVar
+
+import numpy as np
+from gymnasium.utils import EzPickle
+from numpy.typing import NDArray
+
+from envs import rewards
+from envs.locomotion import (
+    ActuatedPart,
+    BodyDescription,
+    LocomotionEnv,
+    dynamic_platform,
+    static_course,
+)
+from physbody import PhysicsSensorSettings, transforms
+
+__all__ = ["CrawlerEnv"]
+
+_LEGS = ("leg0", "leg1", "leg2", "leg3")
+
+CRAWLER = BodyDescription(
+    urdf="crawler.urdf",
+    part_names=(
+        "Body",
+        "leg0",
+        "foreleg0",
+        "leg1",
+        "foreleg1",
+        "leg2",
+        "foreleg2",
+        "leg3",
+        "foreleg3",
+    ),  # fmt: skip
+    actuated=tuple(
+        part
+        for i, leg in enumerate(_LEGS)
+        for part in (
+            ActuatedPart(leg, (("x", 2 * i), ("y", 2 * i + 1)), 12 + i),
+            ActuatedPart(f"fore{leg}", (("x", 8 + i),), 16 + i),
+        )
+    ),
+    ground_terminates=frozenset({"Body", *_LEGS}),
+    spawn_height=1.65,  # Body at Unity y 2.15 over a floor whose top is at y 0.5
+    forward_parts=("Body",),
+    raycast=True,
+    root_radius=0.5,
+    camera_distance=7.0,
+)
+
+
+class CrawlerEnv(LocomotionEnv, EzPickle):
+    """ML-Agents' Crawler (seed version: release 4 with #4205's NaN checks) on PyBullet.
+
+    A 32 kg body (a 0.5 m sphere) with four two-segment legs learns to walk to a target.
+    ``Crawler-v0`` is CrawlerDynamic (a target that respawns within 40 m when touched, on a
+    walled 100 x 100 m platform); ``CrawlerStatic-v0`` is CrawlerStatic (a target 1375 m ahead).
+
+    **Actions** (20, float32 in [-1, 1]; finite values outside are clipped, as ML-Agents
+    clips): 0-7 upper legs leg0..leg3 (x, y) target angles, 8-11 forelegs (x); 12-15 upper-leg
+    and 16-19 foreleg strengths. A target ``a`` maps to ``lerp(lower, upper, (a + 1) / 2)``
+    within the joint's limits (upper leg x -60..0 deg, y -20..20 deg; foreleg x 0..150 deg);
+    a strength ``s`` to a force limit ``(s + 1) / 2 * joint_max_force``.
+
+    **Observation** (142 float32 with the default sensor settings; ``observation_layout``
+    names every block). First the PhysicsBodySensor over the 9 parts in the order Body,
+    leg0, foreleg0, leg1, foreleg1, leg2, foreleg2, leg3, foreleg3, with the orientation cube
+    (a yaw-only frame at the Body facing the target) as virtual root: per part, position
+    relative to the Body (3), velocity (3) and angular velocity (3) in the cube's frame,
+    then per part its rotation relative to its parent (4; the Body's relative to the cube).
+    Then the task block: FromToRotation(Body forward, cube forward) (4), target position in
+    the cube's frame (3), downward raycast distance / 10 m (1, 1 when nothing within 10 m),
+    ground contact per part (9) and joint strength / joint_max_force per driven part (8).
+    ML-Agents observes 138: the same quantities less the Body's own local rotation (4).
+
+    **Reward**, summed over the ``frame_skip`` physics steps of one decision:
+    ``move_towards_target_weight * dot(cube_forward, v_body)`` +
+    ``facing_target_weight * dot(cube_forward, body_forward)``, +1 each time a part touches
+    the target; when the Body or an upper leg touches the floor the decision's reward is
+    replaced by -1 and the episode terminates. ``info`` holds each term as ``reward_<name>``
+    and they sum to the reward exactly. A NaN term raises ``envs.rewards.RewardNaNError``.
+
+    **Episode**: random yaw at reset; ends on forbidden ground contact (terminated) or after
+    1000 decisions (``TimeLimit``, truncated) = ML-Agents' MaxStep 5000 physics steps.
+
+    Args:
+        dynamic_target: True for CrawlerDynamic, False for CrawlerStatic.
+        move_towards_target_weight: reward per m/s towards the target (0.03).
+        facing_target_weight: reward for facing the target (0.01).
+        frame_skip: physics steps per decision (5).
+        sensor_settings: PhysicsSensorSettings of the body-part block.
+        urdf: path of a replacement body URDF with the same link and joint names.
+        joint_spring, joint_damper, joint_max_force: JointDriveController values
+            (40000, 3000, 10000).
+        render_mode: None, "rgb_array" (TinyRenderer frames) or "human" (PyBullet GUI).
+        width, height: rgb_array frame size in pixels.
+
+    Version history: v0, the seed version (ML-Agents release 4 bodies and rewards, #4205).
+    """
+
+    BODY: ClassVar[BodyDescription] = CRAWLER
+    REWARD_TERMS: ClassVar[tuple[str, ...]] = (
+        "move_towards_target",
+        "facing_target",
+        "target_touch",
+        "ground_contact",
+    )
+
+    def __init__(
+        self,
+        *,
+        dynamic_target: bool = True,
+        move_towards_target_weight: float = 0.03,
+        facing_target_weight: float = 0.01,
+        frame_skip: int = 5,
+        sensor_settings: PhysicsSensorSettings | None = None,
+        urdf: str | Path | None = None,
+        joint_spring: float = 40000.0,
+        joint_damper: float = 3000.0,
+        joint_max_force: float = 10000.0,
+        render_mode: str | None = None,
+        width: int = 480,
+        height: int = 480,
+    ) -> None:
+        EzPickle.__init__(
+            self,
+            dynamic_target=dynamic_target,
+            move_towards_target_weight=move_towards_target_weight,
+            facing_target_weight=facing_target_weight,
+            frame_skip=frame_skip,
+            sensor_settings=sensor_settings,
+            urdf=urdf,
+            joint_spring=joint_spring,
+            joint_damper=joint_damper,
+            joint_max_force=joint_max_force,
+            render_mode=render_mode,
+            width=width,
+            height=height,
+        )
+        self._move_weight = float(move_towards_target_weight)
+        self._facing_weight = float(facing_target_weight)
+        scene = (
+            dynamic_platform(target_start=(5.0, 5.0, 1.0))
+            if dynamic_target
+            else static_course(distance=1375.0, target_height=3.5)
+        )
+        super().__init__(
+            scene=scene,
+            frame_skip=frame_skip,
+            sensor_settings=sensor_settings,
+            urdf=urdf,
+            joint_spring=joint_spring,
+            joint_damper=joint_damper,
+            joint_max_force=joint_max_force,
+            prefab_drive=(0.0, 0.0, 0.0),  # the prefab's drive is limp until the first action
+            render_mode=render_mode,
+            width=width,
+            height=height,
+        )
+
+    def _new_records(self) -> dict[str, NDArray[np.float64]]:
+        k = self._frame_skip
+        return {
+            "cube_forward": np.zeros((k, 3)),
+            "velocity": np.zeros((k, 3)),
+            "orientation": np.zeros((k, 4)),
+        }
+
+    def _record(
+        self,
+        records: dict[str, NDArray[np.float64]],
+        k: int,
+        root_position: Sequence[float],
+        root_orientation: Sequence[float],
+        root_velocity: Sequence[float],
+        cube_forward_before: Sequence[float],
+    ) -> None:
+        # CrawlerAgent updates the cube first, then rewards against the new forward.
+        records["cube_forward"][k] = self._cube.forward
+        records["velocity"][k] = root_velocity
+        records["orientation"][k] = root_orientation
+
+    def _reward_terms(
+        self, records: dict[str, NDArray[np.float64]], steps: int
+    ) -> dict[str, float]:
+        cube_forward = records["cube_forward"][:steps]
+        body_forward = transforms.quat_rotate(
+            records["orientation"][:steps], self._root_forward_in_com
+        )
+        return {
+            "move_towards_target": rewards.moving_towards_target(
+                cube_forward,
+                records["velocity"][:steps],
+                self._move_weight,
+                term="movingTowardsDot",
+                cube_name="orientationCube.transform.forward",
+                velocity_name="body.velocity",
+            ),
+            "facing_target": rewards.facing_target(
+                cube_forward,
+                body_forward,
+                self._facing_weight,
+                term="facingDot",
+                cube_name="orientationCube.transform.forward",
+                forward_name="body.forward",
+            ),
+        }

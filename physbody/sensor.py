@@ -1,0 +1,287 @@
+"""PhysicsBodySensor: a PoseExtractor and PhysicsSensorSettings behind a Gymnasium Box."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+
+import numpy as np
+from gymnasium import spaces
+from numpy.typing import ArrayLike, NDArray
+
+from physbody.pose_extractor import PoseExtractor
+from physbody.settings import PhysicsSensorSettings
+
+__all__ = ["PhysicsBodySensor"]
+
+
+class PhysicsBodySensor:
+    """Observes the poses and velocities of a body tree, as ML-Agents' PhysicsBodySensor.
+
+    The observed bodies are the extractor's enabled poses, fixed when the sensor is built
+    (a virtual root is disabled by default, every real body enabled). Layout of the
+    ``settings.transform_size(num_bodies)`` floats, following the seed version of ML-Agents
+    (#4192, interleaved per body):
+
+    1. if any model-space flag is on, body by body: [translation 3][rotation 4 (x, y, z, w)]
+       [linear velocity 3][angular velocity 3], each only if flagged, relative to the root;
+    2. then, if any local-space flag is on, the same body by body relative to each parent.
+
+    ``observation_layout`` names the slice of every body's block. Values are float32; the
+    Box bounds are (-inf, inf) because poses and velocities are unbounded.
+
+    Args:
+        extractor: the body tree to observe.
+        settings: which quantities to observe; ``PhysicsSensorSettings.default()`` if None.
+        name: sensor name; defaults to ``"PhysicsBodySensor:<root body name>"``.
+
+    Raises:
+        TypeError: if ``extractor`` or ``settings`` has the wrong type.
+    """
+
+    def __init__(
+        self,
+        extractor: PoseExtractor,
+        settings: PhysicsSensorSettings | None = None,
+        name: str | None = None,
+    ) -> None:
+        if not isinstance(extractor, PoseExtractor):
+            raise TypeError(f"extractor must be a PoseExtractor, got {extractor!r}")
+        if settings is None:
+            settings = PhysicsSensorSettings.default()
+        if not isinstance(settings, PhysicsSensorSettings):
+            raise TypeError(f"settings must be a PhysicsSensorSettings, got {settings!r}")
+        if name is not None and not isinstance(name, str):
+            raise TypeError(f"name must be a str or None, got {name!r}")
+        self._extractor = extractor
+        self._settings = settings
+        self._name = name if name is not None else f"PhysicsBodySensor:{extractor.root_name}"
+        indices = extractor.enabled_indices
+        # Plain slice when every pose is observed: a view instead of a gather per quantity.
+        self._rows: slice | NDArray[np.intp] = (
+            slice(None) if indices.size == extractor.num_poses else indices
+        )
+        self._body_names = tuple(extractor.body_names[i] for i in indices)
+        self._size = settings.transform_size(len(indices))
+        self._model_fields = _fields(
+            settings.model_space_translations,
+            settings.model_space_rotations,
+            settings.model_space_linear_velocity,
+            settings.model_space_angular_velocity,
+        )
+        self._local_fields = _fields(
+            settings.local_space_translations,
+            settings.local_space_rotations,
+            settings.local_space_linear_velocity,
+            settings.local_space_angular_velocity,
+        )
+        self._space = spaces.Box(-np.inf, np.inf, shape=(self._size,), dtype=np.float32)
+        self._layout = self._build_layout()
+
+    @classmethod
+    def from_rigid_bodies(
+        cls,
+        root_body_id: int | None,
+        *,
+        client: int,
+        settings: PhysicsSensorSettings | None = None,
+        virtual_root: tuple[ArrayLike, ArrayLike] | None = None,
+        body_ids: Collection[int] | None = None,
+        name: str | None = None,
+    ) -> PhysicsBodySensor:
+        """Builds a sensor over bodies joined by constraints (ML-Agents' RigidBodySensorComponent).
+
+        Args:
+            root_body_id: PyBullet id of the root body; None gives an empty sensor.
+            client: PyBullet physics client id.
+            settings: quantities to observe; ``default()`` if None.
+            virtual_root: optional ``(position (3,), rotation (4,) x, y, z, w)`` frame that
+                stands at index 0 (not observed itself); move it with ``set_virtual_root``.
+            body_ids: optional set restricting the bodies (ML-Agents' ``rootGameObject``).
+            name: sensor name; ``"PhysicsBodySensor:<root body name>"`` if None.
+        """
+        from physbody.bullet import RigidBodyPoseExtractor
+
+        extractor = RigidBodyPoseExtractor(
+            root_body_id, client=client, body_ids=body_ids, virtual_root=virtual_root
+        )
+        return cls(extractor, settings, name)
+
+    @classmethod
+    def from_articulation(
+        cls,
+        body_id: int,
+        *,
+        client: int,
+        settings: PhysicsSensorSettings | None = None,
+        link_names: Sequence[str] | None = None,
+        virtual_root: tuple[ArrayLike, ArrayLike] | None = None,
+        name: str | None = None,
+    ) -> PhysicsBodySensor:
+        """Builds a sensor over one multibody (ML-Agents' ArticulationBodySensorComponent).
+
+        Args:
+            body_id: PyBullet multibody id; its base is the root.
+            client: PyBullet physics client id.
+            settings: quantities to observe; ``default()`` if None.
+            link_names: optional links to observe, base first; others are skipped.
+            virtual_root: optional frame that stands at index 0 (not observed itself).
+            name: sensor name; ``"ArticulationBodySensor:<base name>"`` if None, as ML-Agents.
+        """
+        from physbody.bullet import ArticulationPoseExtractor
+
+        extractor = ArticulationPoseExtractor(
+            body_id, client=client, link_names=link_names, virtual_root=virtual_root
+        )
+        if name is None:
+            name = f"ArticulationBodySensor:{extractor.root_name}"
+        return cls(extractor, settings, name)
+
+    # ------------------------------------------------------------------------ properties
+    @property
+    def name(self) -> str:
+        """The sensor's name."""
+        return self._name
+
+    @property
+    def extractor(self) -> PoseExtractor:
+        """The pose extractor this sensor reads."""
+        return self._extractor
+
+    @property
+    def settings(self) -> PhysicsSensorSettings:
+        """The (immutable) settings this sensor was built with."""
+        return self._settings
+
+    @property
+    def body_names(self) -> tuple[str, ...]:
+        """Names of the observed bodies, in write order."""
+        return self._body_names
+
+    @property
+    def observation_shape(self) -> tuple[int]:
+        """``(settings.transform_size(num_observed_bodies),)``."""
+        return (self._size,)
+
+    @property
+    def observation_space(self) -> spaces.Box:
+        """float32 Box of ``observation_shape`` with bounds (-inf, inf)."""
+        return self._space
+
+    @property
+    def observation_layout(self) -> dict[str, slice]:
+        """``{"model_space/<body>" | "local_space/<body>": slice}`` over the sensor's output."""
+        return dict(self._layout)
+
+    # ------------------------------------------------------------------------ observing
+    def update(self) -> None:
+        """Reads the bodies once and recomputes the spaces the settings use."""
+        self._extractor.update(
+            model_space=self._settings.use_model_space,
+            local_space=self._settings.use_local_space,
+        )
+
+    def write(self, buffer: NDArray[np.floating], offset: int = 0) -> int:
+        """Writes the last update's values into ``buffer[offset:offset + size]``.
+
+        Values are cast to the buffer's dtype (float32 for an observation). Nothing outside
+        the sensor's region is touched.
+
+        Args:
+            buffer: writable 1-D floating-point numpy array.
+            offset: index of the first float to write, >= 0.
+
+        Returns:
+            The number of floats written (``observation_shape[0]``), ML-Agents' ``WritePoses``.
+
+        Raises:
+            TypeError: if ``buffer`` is not a floating numpy array or ``offset`` not an int.
+            ValueError: if ``buffer`` is not 1-D, is read-only, or is too short.
+        """
+        _check_buffer(buffer, offset, self._size)
+        if self._size == 0:
+            return 0
+        extractor = self._extractor
+        rows = self._rows
+        end = offset
+        if self._model_fields:
+            values = (
+                extractor.model_positions,
+                extractor.model_rotations,
+                extractor.model_linear_velocities,
+                extractor.model_angular_velocities,
+            )
+            end = _write_block(buffer, end, self._model_fields, values, rows, len(self._body_names))
+        if self._local_fields:
+            values = (
+                extractor.local_positions,
+                extractor.local_rotations,
+                extractor.local_linear_velocities,
+                extractor.local_angular_velocities,
+            )
+            end = _write_block(buffer, end, self._local_fields, values, rows, len(self._body_names))
+        return end - offset
+
+    def observe(self) -> NDArray[np.float32]:
+        """Updates, then returns the observation as a new float32 array."""
+        self.update()
+        out = np.empty(self._size, dtype=np.float32)
+        self.write(out, 0)
+        return out
+
+    def reset(self) -> None:
+        """Does nothing: the sensor keeps no state between episodes (as in ML-Agents)."""
+
+    def _build_layout(self) -> dict[str, slice]:
+        """Names each body's model-space and local-space slice, in write order."""
+        layout: dict[str, slice] = {}
+        start = 0
+        blocks = (("model_space", self._model_fields), ("local_space", self._local_fields))
+        for space, fields in blocks:
+            width = sum(w for _, w in fields)
+            for body in self._body_names:
+                layout[f"{space}/{body}"] = slice(start, start + width)
+                start += width
+        return layout
+
+
+_WIDTHS = (3, 4, 3, 3)
+
+
+def _fields(*flags: bool) -> tuple[tuple[int, int], ...]:
+    """(quantity index, width) of the flagged quantities, in write order."""
+    return tuple((i, _WIDTHS[i]) for i, flag in enumerate(flags) if flag)
+
+
+def _write_block(
+    buffer: NDArray[np.floating],
+    offset: int,
+    fields: tuple[tuple[int, int], ...],
+    values: tuple[NDArray[np.float64], ...],
+    rows: slice | NDArray[np.intp],
+    num_bodies: int,
+) -> int:
+    """Writes one space's block body by body; returns the index after it."""
+    width = sum(w for _, w in fields)
+    block = buffer[offset : offset + num_bodies * width].reshape(num_bodies, width)
+    column = 0
+    for quantity, w in fields:
+        block[:, column : column + w] = values[quantity][rows]
+        column += w
+    return offset + num_bodies * width
+
+
+def _check_buffer(buffer: NDArray[np.floating], offset: int, size: int) -> None:
+    """Raises if ``size`` floats cannot be written into ``buffer`` at ``offset``."""
+    if not isinstance(buffer, np.ndarray) or not np.issubdtype(buffer.dtype, np.floating):
+        raise TypeError(f"buffer must be a floating-point numpy array, got {type(buffer)!r}")
+    if isinstance(offset, bool) or not isinstance(offset, int | np.integer):
+        raise TypeError(f"offset must be an int, got {offset!r}")
+    if buffer.ndim != 1:
+        raise ValueError(f"buffer must be 1-D, got shape {buffer.shape}")
+    if not buffer.flags.writeable:
+        raise ValueError("buffer is read-only")
+    if offset < 0 or offset + size > buffer.shape[0]:
+        raise ValueError(
+            f"sensor writes {size} floats at offset {offset}, but the buffer has "
+            f"{buffer.shape[0]} (needs offset in [0, {buffer.shape[0] - size}])"
+        )
