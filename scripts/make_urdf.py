@@ -42,10 +42,11 @@ parent to child with each revolute turning by minus its angle in Unity's sense, 
 exactly that, so each revolute angle equals the Unity Euler target of that DoF. The helper
 links ``<part>__<dof>`` are near-massless (``HELPER_MASS``, ``HELPER_INERTIA``; no collision,
 no visual), sit at the joint anchor (a URDF revolute axis passes through the joint origin, so
-the pivot must be a frame at the anchor) and have the child part's rest orientation; the fixed ``<part>__mount`` joint puts the part frame back at its
-Unity transform origin (offset ``-anchor`` in the part frame). Limits: X ``lowX..highX``,
-Y ``-Y..+Y``, Z ``-Z..+Z``. A joint with every DoF Locked (Walker hands) is a single fixed
-``<part>__mount`` joint. PyBullet does not enforce limits on spherical joints, hence the chains.
+the pivot must be a frame at the anchor) and have the child part's rest orientation; the
+fixed ``<part>__mount`` joint puts the part frame back at its Unity transform origin (offset
+``-anchor`` in the part frame). Limits: X ``lowX..highX``, Y ``-Y..+Y``, Z ``-Z..+Z``. A
+joint with every DoF Locked (Walker hands) is a single fixed ``<part>__mount`` joint. PyBullet
+does not enforce limits on spherical joints, hence the chains.
 
 Colliders and inertia. A Unity CapsuleCollider ``height`` is the total length including both
 caps; the URDF ``<capsule>`` (PyBullet extension) lies along its frame's z axis with

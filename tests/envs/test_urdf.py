@@ -3,7 +3,11 @@
 The spec values below (spec/mlagents-spec.md sections 1.1 and 2.1, Unity frame, degrees) are
 typed in again on purpose, independently of the generator's tables, so a slip in either copy
 fails a test. Frame conversion (see scripts/make_urdf.py): ``p_pb = (x_u, z_u, y_u)``,
-``q_pb = (-x_u, -z_u, -y_u, w_u)``, revolute axis ``-M a_u`` with the Unity angle and limits.
+``q_pb = (-x_u, -z_u, -y_u, w_u)``, revolute axis ``+M a_u`` with the Unity angle and limits,
+chained Z, X, Y from the parent. Unity's ``ConfigurableJoint.targetRotation`` is the inverse of
+the desired local rotation, so an angle theta turns the child by -theta in Unity's sense; the
+anatomy tests at the end pin that (knees fold back, hips flex forward, elbows and Crawler
+forelegs fold the right way).
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ URDF_DIR = (Path(__file__).parent / "../../envs/assets/urdf").resolve()
 GENERATOR = (Path(__file__).parent / "../../scripts/make_urdf.py").resolve()
 
 M = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, 1.0, 0.0]])  # Unity <-> PyBullet
-AXIS_SIGN = -1.0  # revolute axis = AXIS_SIGN * M a_u (make_urdf.JOINT_AXIS_SIGN)
+AXIS_SIGN = 1.0  # revolute axis = AXIS_SIGN * M a_u (make_urdf.JOINT_AXIS_SIGN)
 I4 = (0.0, 0.0, 0.0, 1.0)
 
 # --------------------------------------------------------------------------------------------
@@ -161,7 +165,7 @@ JOINTS = {"crawler": CRAWLER_JOINTS, "walker": WALKER_JOINTS}
 TOTAL_MASS = {"crawler": 32.0, "walker": 93.0}
 # PyBullet joints (= non-base links): body parts - 1 + one helper link per non-Locked DoF.
 NUM_JOINTS = {"crawler": 8 + 12, "walker": 15 + 26}
-DOF_ORDER = ("y", "x", "z")
+DOF_ORDER = ("z", "x", "y")  # chain order from the parent: R_Z R_X R_Y = inverse Unity Euler
 
 
 def _unity_world_poses(robot: str) -> dict[str, tuple[np.ndarray, Rotation]]:
@@ -310,7 +314,7 @@ def test_masses(robot: str, client: int) -> None:
 
 @pytest.mark.parametrize("robot", ROBOTS)
 def test_revolute_names_order_and_limits(robot: str, client: int) -> None:
-    """Revolute joints ``<part>_<dof>`` in Y, X, Z order, limits = spec degrees in radians."""
+    """Revolute joints ``<part>_<dof>`` in Z, X, Y order, limits = spec degrees in radians."""
     body = _load(robot, client)
     expected = [
         (f"{part}_{dof}", lims[dof])
@@ -348,7 +352,7 @@ def test_joint_axes_and_anchors_in_world(robot: str, client: int) -> None:
     """Revolute axes in world = converted Unity joint-space axes; pivots sit at the anchors.
 
     Joint-space X = axis, Y = secondaryAxis, Z = Cross(X, Y) in the child's Unity local frame,
-    rotated to Unity world, then mapped with ``AXIS_SIGN * M`` (``-M``).
+    rotated to Unity world, then mapped with ``AXIS_SIGN * M`` (``+M``).
     """
     body = _load(robot, client)
     frames = _link_frames(body, client)
@@ -468,3 +472,79 @@ def test_crawler_rests_on_plane_holding_pose(client: int) -> None:
     assert np.linalg.norm(lin) < 1e-2 and np.linalg.norm(ang) < 1e-2
     assert np.abs(link_vel).max() < 1e-2
     assert np.abs(q).max() < 0.02
+
+
+def _displacement(
+    robot: str,
+    cid: int,
+    joint: str,
+    degrees: float,
+    link: str,
+    point: tuple[float, float, float] = (0.0, 0.0, 0.0),
+) -> tuple[np.ndarray, np.ndarray]:
+    """World position of ``point`` (in ``link``'s frame) at rest and with one joint set.
+
+    The body is loaded at the origin with identity orientation; only ``joint`` is moved, with
+    ``resetJointState`` (no simulation step).
+
+    Returns:
+        (position at rest, position with ``joint`` at ``degrees``), PyBullet world.
+    """
+    body = _load(robot, cid)
+    links = _links(body, cid)
+    joints = {
+        p.getJointInfo(body, j, physicsClientId=cid)[1].decode(): j
+        for j in range(p.getNumJoints(body, physicsClientId=cid))
+    }
+
+    def where() -> np.ndarray:
+        state = p.getLinkState(body, links[link], computeForwardKinematics=1, physicsClientId=cid)
+        pos, _ = p.multiplyTransforms(state[4], state[5], point, I4, physicsClientId=cid)
+        return np.array(pos)
+
+    rest = where()
+    p.resetJointState(body, joints[joint], math.radians(degrees), physicsClientId=cid)
+    return rest, where()
+
+
+def test_walker_knee_folds_backward(client: int) -> None:
+    """Knee X +90 deg (range 0..120): the foot swings backward (-y; the Walker faces +y) and up.
+
+    The shin (length 1 between knee and ankle) turns a quarter turn about the knee, so footL
+    ends 1.2 m behind and 1.0 m higher than at rest.
+    """
+    rest, bent = _displacement("walker", client, "shinL_x", 90.0, "footL")
+    np.testing.assert_allclose(rest, (-0.4, 0.1, -2.4), atol=1e-6)
+    np.testing.assert_allclose(bent, (-0.4, -1.1, -1.4), atol=1e-6)
+    # The far end of the shin capsule (0.5 below its centre) goes backward and up as well.
+    rest, bent = _displacement("walker", client, "shinL_x", 90.0, "shinL", (0.0, 0.0, -0.5))
+    assert bent[1] - rest[1] == pytest.approx(-1.0, abs=1e-6)
+    assert bent[2] - rest[2] == pytest.approx(1.0, abs=1e-6)
+
+
+def test_walker_hip_flexes_forward(client: int) -> None:
+    """Hip X -90 deg (Unity lowX -90 is hip flexion): the foot swings forward (+y) and up."""
+    rest, flexed = _displacement("walker", client, "thighL_x", -90.0, "footL")
+    np.testing.assert_allclose(flexed, (-0.4, 2.1, -0.2), atol=1e-6)
+    assert flexed[1] - rest[1] > 1.5 and flexed[2] > rest[2]
+
+
+def test_walker_elbow_folds_forward(client: int) -> None:
+    """Elbow X +90 deg (range 0..160), arm held out sideways along -x: the forearm folds forward.
+
+    The hand (0.7 m out from the elbow at x = -2.25) ends in front of the elbow (+y), pulled in
+    towards the body, at the same height; folding backward would be against anatomy.
+    """
+    rest, bent = _displacement("walker", client, "lower_arm_L_x", 90.0, "hand_L")
+    np.testing.assert_allclose(rest, (-2.95, 0.0, 1.488), atol=1e-6)
+    np.testing.assert_allclose(bent, (-1.75, 1.2, 1.488), atol=1e-6)
+
+
+def test_crawler_foreleg_folds_down(client: int) -> None:
+    """Crawler knee X +90 deg (range 0..150): the foreleg's tip moves down (-z).
+
+    The level foreleg (capsule half-length 0.75 beyond its origin, pivot 0.75 inside it) turns
+    a quarter turn about the knee and hangs straight down, 1.5 m below its rest height.
+    """
+    rest, bent = _displacement("crawler", client, "foreleg0_x", 90.0, "foreleg0", (0, 0, 0.75))
+    assert bent[2] - rest[2] == pytest.approx(-1.5, abs=1e-4)
