@@ -494,7 +494,10 @@ class LocomotionEnv(gym.Env[NDArray[np.float32], NDArray[np.float32]], abc.ABC):
         client = self._client
         p.setGravity(0.0, 0.0, -GRAVITY, physicsClientId=client)
         p.setPhysicsEngineParameter(
-            fixedTimeStep=TIMESTEP, numSolverIterations=SOLVER_ITERATIONS, physicsClientId=client
+            fixedTimeStep=TIMESTEP,
+            numSolverIterations=SOLVER_ITERATIONS,
+            deterministicOverlappingPairs=1,
+            physicsClientId=client,
         )
         scene = self._scene
         fx, fy = scene.floor_center_xy

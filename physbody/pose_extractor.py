@@ -143,6 +143,11 @@ class PoseExtractor(abc.ABC):
         for array in (empty3, empty4):
             array.flags.writeable = False
         if virtual_root is not None and self._has_virtual_root:
+            if len(virtual_root) != 2:
+                raise ValueError(
+                    "virtual_root must be a (position (3,), rotation (4,)) pair, "
+                    f"got {len(virtual_root)} items: {virtual_root!r}"
+                )
             self.set_virtual_root(*virtual_root)
 
     # ----------------------------------------------------------------------------- tree

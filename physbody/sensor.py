@@ -26,8 +26,9 @@ class PhysicsBodySensor:
        [linear velocity 3][angular velocity 3], each only if flagged, relative to the root;
     2. then, if any local-space flag is on, the same body by body relative to each parent.
 
-    ``observation_layout`` names the slice of every body's block. Values are float32; the
-    Box bounds are (-inf, inf) because poses and velocities are unbounded.
+    ``observation_layout`` names the slice of every body's block. Values are float32. The Box
+    bounds are [-1, 1] for quaternion components and the whole finite float32 range for
+    positions and velocities, which have no physical bound: a non-finite value is outside.
 
     Args:
         extractor: the body tree to observe.
@@ -74,7 +75,8 @@ class PhysicsBodySensor:
             settings.local_space_linear_velocity,
             settings.local_space_angular_velocity,
         )
-        self._space = spaces.Box(-np.inf, np.inf, shape=(self._size,), dtype=np.float32)
+        high = self._upper_bounds()
+        self._space = spaces.Box(-high, high, dtype=np.float32)
         self._layout = self._build_layout()
 
     @classmethod
@@ -164,7 +166,7 @@ class PhysicsBodySensor:
 
     @property
     def observation_space(self) -> spaces.Box:
-        """float32 Box of ``observation_shape`` with bounds (-inf, inf)."""
+        """float32 Box: quaternion components in [-1, 1], the rest any finite float32."""
         return self._space
 
     @property
@@ -231,6 +233,19 @@ class PhysicsBodySensor:
     def reset(self) -> None:
         """Does nothing: the sensor keeps no state between episodes (as in ML-Agents)."""
 
+    def _upper_bounds(self) -> NDArray[np.float32]:
+        """Upper bound of every float: 1 for quaternion components, float32 max otherwise."""
+        big = np.finfo(np.float32).max
+        rows = []
+        for fields in (self._model_fields, self._local_fields):
+            block = [
+                np.full(width, 1.0 if quantity == _ROTATION else big, dtype=np.float32)
+                for quantity, width in fields
+            ]
+            if block:
+                rows.append(np.tile(np.concatenate(block), len(self._body_names)))
+        return np.concatenate(rows) if rows else np.zeros(0, dtype=np.float32)
+
     def _build_layout(self) -> dict[str, slice]:
         """Names each body's model-space and local-space slice, in write order."""
         layout: dict[str, slice] = {}
@@ -238,13 +253,16 @@ class PhysicsBodySensor:
         blocks = (("model_space", self._model_fields), ("local_space", self._local_fields))
         for space, fields in blocks:
             width = sum(w for _, w in fields)
+            if width == 0:
+                continue
             for body in self._body_names:
                 layout[f"{space}/{body}"] = slice(start, start + width)
                 start += width
         return layout
 
 
-_WIDTHS = (3, 4, 3, 3)
+_WIDTHS = (3, 4, 3, 3)  # translation, rotation, linear velocity, angular velocity
+_ROTATION = 1
 
 
 def _fields(*flags: bool) -> tuple[tuple[int, int], ...]:

@@ -159,7 +159,9 @@ def quat_from_axis_angle(axis: ArrayLike, angle: ArrayLike) -> FloatArray:
     if np.any(norm * norm < _EPS_SQ):
         raise ValueError(f"axis must be non-zero, got {axis_arr}")
     half = 0.5 * np.asarray(angle, dtype=np.float64)[..., None]
-    return np.concatenate((axis_arr / norm * np.sin(half), np.cos(half)), axis=-1)
+    xyz = axis_arr / norm * np.sin(half)
+    # cos(half) carries only the angle's batch shape: broadcast it to the axes' as well.
+    return np.concatenate((xyz, np.broadcast_to(np.cos(half), xyz.shape[:-1] + (1,))), axis=-1)
 
 
 def pose_inverse(position: ArrayLike, rotation: ArrayLike) -> tuple[FloatArray, FloatArray]:
@@ -223,12 +225,17 @@ def from_to_rotation(from_direction: ArrayLike, to_direction: ArrayLike) -> Floa
     # q = (a x b, 1 + a.b) normalised is the half-angle rotation from a to b.
     w = 1.0 + np.sum(a_unit * b_unit, axis=-1, keepdims=True)
     xyz = np.cross(a_unit, b_unit)
-    antiparallel = w[..., 0] < 1e-9
+    # w = 1 + cos(angle) ~ delta^2 / 2 at delta rad from antiparallel. Rounding leaves w
+    # below ~1e-15 for exactly antiparallel input; 1e-14 switches to the fixed perpendicular
+    # axis only within ~1.4e-7 rad of antiparallel, where that choice is as accurate.
+    antiparallel = w[..., 0] < 1e-14
     if np.any(antiparallel):
         # Any axis perpendicular to a: cross with the basis vector least aligned with it.
         basis = np.eye(3)[np.argmin(np.abs(a_unit), axis=-1)]
         perpendicular = np.cross(a_unit, basis)
-        perpendicular /= np.linalg.norm(perpendicular, axis=-1, keepdims=True)
+        # Zero-length rows give a zero cross product; they are not antiparallel (w = 1).
+        norm_p = np.linalg.norm(perpendicular, axis=-1, keepdims=True)
+        perpendicular /= np.where(norm_p > 0.0, norm_p, 1.0)
         xyz = np.where(antiparallel[..., None], perpendicular, xyz)
         w = np.where(antiparallel[..., None], 0.0, w)
     quat = np.concatenate((xyz, w), axis=-1)
@@ -269,7 +276,7 @@ def to_model_space(
 
     Pose: ``inv(root_pose) * body_pose``. Velocities: ``inv(root_rotation) * (v_i - v_root)``
     (linear and angular alike), so the root's own model-space pose is the identity and its
-    velocities are zero.
+    velocities are zero. Output rotations are normalised to unit length.
 
     Args:
         position: (n, 3) world positions, metres.
@@ -287,7 +294,7 @@ def to_model_space(
     # Row vectors times R equal R^T applied to each: one matmul for all three quantities.
     offsets = np.stack((pos - pos[0], lin - lin[0], ang - ang[0]))
     model = offsets @ quat_to_matrix(rot[0])
-    return model[0], quat_multiply(quat_conjugate(rot[0]), rot), model[1], model[2]
+    return model[0], _normalized(quat_multiply(quat_conjugate(rot[0]), rot)), model[1], model[2]
 
 
 def to_local_space(
@@ -301,8 +308,8 @@ def to_local_space(
 
     Pose: ``inv(parent_pose) * body_pose``; velocities ``inv(parent_rotation) * (v_i - v_parent)``.
     A body whose parent index is -1 (the root) gets the identity pose and zero velocities, as in
-    ML-Agents. Parents are gathered with one fancy index and each parent's inverse is formed
-    once, with no per-body loop.
+    ML-Agents. Output rotations are normalised to unit length. Parents are gathered with one
+    fancy index and each parent's inverse is formed once, with no per-body loop.
 
     Args:
         position: (n, 3) world positions, metres.
@@ -326,9 +333,19 @@ def to_local_space(
     gather = np.where(is_root, np.arange(parents.shape[0]), parents)
     offsets = np.stack((pos - pos[gather], lin - lin[gather], ang - ang[gather]), axis=1)
     local = offsets @ quat_to_matrix(rot[gather])
-    local_rot = quat_multiply(quat_conjugate(rot[gather]), rot)
+    local_rot = _normalized(quat_multiply(quat_conjugate(rot[gather]), rot))
     local_rot[is_root] = (0.0, 0.0, 0.0, 1.0)
     return local[:, 0], local_rot, local[:, 1], local[:, 2]
+
+
+def _normalized(quat: FloatArray) -> FloatArray:
+    """Rescales quaternions to unit length in place.
+
+    Simulators report rotations normalised only to about 1e-7, enough for a component to
+    read 1.0000001 in float32; relative rotations are returned exactly unit length.
+    """
+    quat /= np.sqrt(np.sum(quat * quat, axis=-1, keepdims=True))
+    return quat
 
 
 def _check_states(

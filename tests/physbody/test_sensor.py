@@ -80,7 +80,8 @@ def test_virtual_root_is_not_observed_and_frames_follow_it():
     half = np.sqrt(0.5)
     extractor.set_virtual_root((1.0, 0.0, 0.0), (0.0, 0.0, half, half))
     obs = sensor.observe()
-    np.testing.assert_allclose(obs[:9], [-1, 0, 0, -1, -12.37, 0, -1, -16.57, 0], atol=1e-5)
+    # Offsets (-1, 0, 0), (12.37, 0, 0), (16.57, 0, 0) seen from a frame turned +90 deg.
+    np.testing.assert_allclose(obs[:9], [0, 1, 0, 0, -12.37, 0, 0, -16.57, 0], atol=1e-5)
 
 
 def test_single_body_seed_layout():
@@ -132,7 +133,9 @@ def test_default_name_space_and_dtype():
     )
     assert sensor.name == "PhysicsBodySensor:Body"
     assert sensor.settings == PhysicsSensorSettings.default()
-    assert sensor.observation_space == spaces.Box(-np.inf, np.inf, (21,), np.float32)
+    big = np.finfo(np.float32).max
+    bound = np.tile(np.array([big] * 3 + [1.0] * 4, dtype=np.float32), 3)
+    assert sensor.observation_space == spaces.Box(-bound, bound, dtype=np.float32)
     obs = sensor.observe()
     assert obs.dtype == np.float32 and sensor.observation_space.contains(obs)
 
