@@ -60,26 +60,27 @@ _CONSTRAINT_CHILD_BODY = 2
 _BASE_LINK = -1
 
 # Columns of the (n, 13) or (n, 16) array that a reader's unpacking builds, one row per body:
-# link-frame position, link-frame rotation, COM linear velocity, angular velocity and, only
-# when some body's centre of mass is off its link origin, the COM position.
-_POSITION = slice(0, 3)
-_ROTATION = slice(3, 7)
-_LINEAR = slice(7, 10)
-_ANGULAR = slice(10, 13)
+# the packed state of physbody.transforms (link-frame position, COM linear velocity, angular
+# velocity, link-frame rotation) and, only when some body's centre of mass is off its link
+# origin, the COM position.
+_POSITION = transforms.STATE_POSITION
+_LINEAR = transforms.STATE_LINEAR_VELOCITY
+_ANGULAR = transforms.STATE_ANGULAR_VELOCITY
+_ROTATION = transforms.STATE_ROTATION
 _COM = slice(13, 16)
-_WIDTH = 13
+_WIDTH = transforms.STATE_WIDTH
 _WIDTH_WITH_COM = 16
 
-#: One getLinkStates entry -> (link position, link rotation, COM velocity, angular velocity).
+#: One getLinkStates entry -> (link position, COM velocity, angular velocity, link rotation).
 _LINK_ROW = operator.itemgetter(
-    _LINK_FRAME_POSITION, _LINK_FRAME_ORIENTATION, _LINK_COM_LINEAR_VELOCITY, _LINK_ANGULAR_VELOCITY
+    _LINK_FRAME_POSITION, _LINK_COM_LINEAR_VELOCITY, _LINK_ANGULAR_VELOCITY, _LINK_FRAME_ORIENTATION
 )
 #: The same plus the COM position, for the lever arm of the velocity correction.
 _LINK_ROW_WITH_COM = operator.itemgetter(
     _LINK_FRAME_POSITION,
-    _LINK_FRAME_ORIENTATION,
     _LINK_COM_LINEAR_VELOCITY,
     _LINK_ANGULAR_VELOCITY,
+    _LINK_FRAME_ORIENTATION,
     _LINK_COM_POSITION,
 )
 
@@ -202,6 +203,10 @@ class ArticulationPoseExtractor(PoseExtractor):
         """
         if self._body_id < 0:
             return _empty_states()
+        return _read_states(self, 1 + len(self._link_indices))
+
+    def _read_rows(self, out: FloatArray) -> None:
+        """Fills ``out`` (n, 13) with the packed world states: the reads of ``read_world_state``."""
         body, client = self._body_id, self._client
         try:
             base_pose = p.getBasePositionAndOrientation(body, physicsClientId=client)
@@ -222,12 +227,12 @@ class ArticulationPoseExtractor(PoseExtractor):
                 f"PyBullet could not read body {body} ({self.root_name!r}) in physics client "
                 f"{client}: {error}"
             ) from error
-        return self._unpack(base_pose, base_velocity, link_states)
+        out[...] = self._unpack(base_pose, base_velocity, link_states)
 
     def _unpack(
         self, base_pose: _Pose, base_velocity: tuple[_Vec3, _Vec3], link_states: Sequence[Any]
-    ) -> BodyStates:
-        """Turns PyBullet's nested tuples into ``BodyStates`` in one conversion.
+    ) -> FloatArray:
+        """Turns PyBullet's nested tuples into (n, 13) packed rows in one conversion.
 
         Args:
             base_pose: ``getBasePositionAndOrientation``: the base's COM frame.
@@ -240,17 +245,17 @@ class ArticulationPoseExtractor(PoseExtractor):
         else:
             base_position, base_rotation = _compose(*base_pose, *self._base_to_link)
         if self._with_com:
-            base_row = (base_position, base_rotation, *base_velocity, com_position)
+            base_row = (base_position, *base_velocity, base_rotation, com_position)
             rows = chain((base_row,), map(_LINK_ROW_WITH_COM, link_states))
             width = _WIDTH_WITH_COM
         else:
             rows = chain(
-                ((base_position, base_rotation, *base_velocity),), map(_LINK_ROW, link_states)
+                ((base_position, *base_velocity, base_rotation),), map(_LINK_ROW, link_states)
             )
             width = _WIDTH
         n = 1 + len(link_states)
         flat = np.fromiter(_flatten(_flatten(rows)), dtype=np.float64, count=n * width)
-        return _body_states(flat.reshape(n, width))
+        return _packed_rows(flat.reshape(n, width))
 
 
 class RigidBodyPoseExtractor(PoseExtractor):
@@ -359,6 +364,10 @@ class RigidBodyPoseExtractor(PoseExtractor):
         """
         if not self._body_ids:
             return _empty_states()
+        return _read_states(self, len(self._body_ids))
+
+    def _read_rows(self, out: FloatArray) -> None:
+        """Fills ``out`` (n, 13) with the packed world states: the reads of ``read_world_state``."""
         client = self._client
         get_pose, get_velocity = p.getBasePositionAndOrientation, p.getBaseVelocity
         try:
@@ -369,12 +378,12 @@ class RigidBodyPoseExtractor(PoseExtractor):
                 f"PyBullet could not read the bodies {self._body_ids} in physics client "
                 f"{client}: {error}"
             ) from error
-        return self._unpack(poses, velocities)
+        out[...] = self._unpack(poses, velocities)
 
     def _unpack(
         self, poses: Sequence[_Pose], velocities: Sequence[tuple[_Vec3, _Vec3]]
-    ) -> BodyStates:
-        """Turns PyBullet's nested tuples into ``BodyStates`` in one conversion.
+    ) -> FloatArray:
+        """Turns PyBullet's nested tuples into (n, 13) packed rows in one conversion.
 
         Args:
             poses: ``getBasePositionAndOrientation`` of each body: its COM frame.
@@ -382,21 +391,23 @@ class RigidBodyPoseExtractor(PoseExtractor):
         """
         n = len(poses)
         if self._base_to_link is None:
-            # pose -> (position, rotation), velocity -> (linear, angular), each -> floats.
-            rows = zip(poses, velocities, strict=True)
-            flat = np.fromiter(_flatten(_flatten(_flatten(rows))), np.float64, count=n * _WIDTH)
-            return _body_states(flat.reshape(n, _WIDTH))
-        # One step per body, like the reads: moves each COM frame back to its link frame.
-        link_rows = (
-            (
-                *(pose if to_link is None else _compose(*pose, *to_link)),
-                *velocity,
-                pose[0],
+            rows = (
+                (pose[0], *velocity, pose[1])
+                for pose, velocity in zip(poses, velocities, strict=True)
             )
-            for pose, velocity, to_link in zip(poses, velocities, self._base_to_link, strict=True)
+            flat = np.fromiter(_flatten(_flatten(rows)), np.float64, count=n * _WIDTH)
+            return flat.reshape(n, _WIDTH)
+        # One step per body, like the reads: moves each COM frame back to its link frame.
+        link_poses = (
+            pose if to_link is None else _compose(*pose, *to_link)
+            for pose, to_link in zip(poses, self._base_to_link, strict=True)
+        )
+        link_rows = (
+            (link_pose[0], *velocity, link_pose[1], pose[0])
+            for link_pose, pose, velocity in zip(link_poses, poses, velocities, strict=True)
         )
         flat = np.fromiter(_flatten(_flatten(link_rows)), np.float64, count=n * _WIDTH_WITH_COM)
-        return _body_states(flat.reshape(n, _WIDTH_WITH_COM))
+        return _packed_rows(flat.reshape(n, _WIDTH_WITH_COM))
 
 
 # ------------------------------------------------------------------------------ helpers
@@ -488,19 +499,26 @@ def _compose(position_a: _Vec3, rotation_a: _Quat, position_b: _Vec3, rotation_b
     return position, rotation
 
 
-def _body_states(rows: FloatArray) -> BodyStates:
-    """Splits the (n, 13) or (n, 16) read array into ``BodyStates`` (views, no copies).
+def _packed_rows(rows: FloatArray) -> FloatArray:
+    """The (n, 13) packed states of an (n, 13) or (n, 16) read array.
 
     With the COM column present, the COM velocity becomes the link origin's:
     ``v_link = v_com + w x (p_link - p_com)``, for all rows at once.
     """
-    position = rows[:, _POSITION]
-    linear = rows[:, _LINEAR]
-    angular = rows[:, _ANGULAR]
     if rows.shape[1] == _WIDTH_WITH_COM:
-        lever = position - rows[:, _COM]
-        linear = linear + np.einsum("ijk,nj,nk->ni", _LEVI_CIVITA, angular, lever)
-    return BodyStates(position, rows[:, _ROTATION], linear, angular)
+        lever = rows[:, _POSITION] - rows[:, _COM]
+        rows[:, _LINEAR] += np.einsum("ijk,nj,nk->ni", _LEVI_CIVITA, rows[:, _ANGULAR], lever)
+        return rows[:, :_WIDTH]
+    return rows
+
+
+def _read_states(
+    extractor: ArticulationPoseExtractor | RigidBodyPoseExtractor, n: int
+) -> BodyStates:
+    """``BodyStates`` (views of one fresh packed array) from an extractor's packed read."""
+    rows = np.empty((n, _WIDTH))
+    extractor._read_rows(rows)
+    return BodyStates(rows[:, _POSITION], rows[:, _ROTATION], rows[:, _LINEAR], rows[:, _ANGULAR])
 
 
 def _empty_states() -> BodyStates:

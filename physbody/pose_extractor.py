@@ -17,11 +17,20 @@ from numpy.typing import ArrayLike, NDArray
 
 from physbody import transforms
 
-__all__ = ["BodyStates", "PoseExtractor", "validate_parent_indices"]
+__all__ = [
+    "LOCAL_SPACE",
+    "MODEL_SPACE",
+    "BodyStates",
+    "PoseExtractor",
+    "validate_parent_indices",
+]
 
 FloatArray = NDArray[np.float64]
 
 _IDENTITY_ROTATION = (0.0, 0.0, 0.0, 1.0)
+#: Index of each space in ``PoseExtractor.packed_spaces``.
+MODEL_SPACE = 0
+LOCAL_SPACE = 1
 
 
 class BodyStates(NamedTuple):
@@ -130,18 +139,15 @@ class PoseExtractor(abc.ABC):
         self._enabled = np.ones(n, dtype=bool)
         if self._has_virtual_root:
             self._enabled[0] = False
-        # World states of every pose, the virtual root's row included (zero velocity).
-        self._world = BodyStates(
-            np.zeros((n, 3)),
-            np.tile(_IDENTITY_ROTATION, (n, 1)),
-            np.zeros((n, 3)),
-            np.zeros((n, 3)),
-        )
-        empty3, empty4 = np.zeros((n, 3)), np.tile(_IDENTITY_ROTATION, (n, 1))
-        self._model = BodyStates(empty3, empty4, empty3, empty3)
-        self._local = BodyStates(empty3, empty4, empty3, empty3)
-        for array in (empty3, empty4):
-            array.flags.writeable = False
+        # Packed world states of every pose (transforms.STATE_* columns), the virtual root's
+        # row included with zero velocity; model and local space side by side in one array.
+        self._world = np.zeros((n, transforms.STATE_WIDTH))
+        self._world[:, transforms.STATE_ROTATION] = _IDENTITY_ROTATION
+        self._spaces = np.zeros((2, n, transforms.STATE_WIDTH))
+        self._spaces[..., transforms.STATE_ROTATION] = _IDENTITY_ROTATION
+        # Reference row of every row in each space: the root (row 0) for model space, the
+        # parent for local space, the root being its own parent (its local state is zero).
+        self._references = np.stack((np.zeros(n, dtype=np.intp), np.maximum(parents, 0)))
         if virtual_root is not None and self._has_virtual_root:
             if len(virtual_root) != 2:
                 raise ValueError(
@@ -243,8 +249,8 @@ class PoseExtractor(abc.ABC):
         norm = float(np.linalg.norm(rot))
         if norm < 1e-9:
             raise ValueError(f"virtual root rotation must be non-zero, got {rot}")
-        self._world.position[0] = pos
-        self._world.rotation[0] = rot / norm
+        self._world[0, transforms.STATE_POSITION] = pos
+        self._world[0, transforms.STATE_ROTATION] = rot / norm
 
     # --------------------------------------------------------------------------- update
     @abc.abstractmethod
@@ -263,16 +269,25 @@ class PoseExtractor(abc.ABC):
             local_space: recompute the local-space arrays.
 
         Raises:
-            ValueError: if ``read_world_state`` returns wrong shapes or non-finite values.
+            ValueError: if the read returns wrong shapes or non-finite values.
         """
         if self.num_poses == 0 or not (model_space or local_space):
             return
-        self._store_world_state(self.read_world_state())
         world = self._world
-        if model_space:
-            self._model = _read_only(transforms.to_model_space(*world))
-        if local_space:
-            self._local = _read_only(transforms.to_local_space(*world, self._parent_indices))
+        real = world[self._offset :]
+        self._read_rows(real)
+        if not np.isfinite(real).all():
+            self._raise_non_finite(real)
+        rotation = real[:, transforms.STATE_ROTATION]
+        rotation /= np.sqrt(np.einsum("ij,ij->i", rotation, rotation))[:, None]
+        spaces = self._spaces
+        if model_space and local_space:
+            transforms.relative_rows(world, self._references, spaces)
+        else:
+            space = MODEL_SPACE if model_space else LOCAL_SPACE
+            transforms.relative_rows(world, self._references[space], spaces[space])
+        # The root relative to itself: zero vectors exactly; the identity exactly, not 1e-16.
+        spaces[:, 0, transforms.STATE_ROTATION] = _IDENTITY_ROTATION
 
     def update_model_space_poses(self) -> None:
         """Reads the world states and recomputes model space (ML-Agents' name)."""
@@ -282,76 +297,120 @@ class PoseExtractor(abc.ABC):
         """Reads the world states and recomputes local space (ML-Agents' name)."""
         self.update(model_space=False, local_space=True)
 
-    def _store_world_state(self, states: BodyStates) -> None:
-        """Copies the real bodies' states behind the virtual root row, checking them."""
-        n_real = self.num_poses - self._offset
-        for name, array, width in zip(BodyStates._fields, states, (3, 4, 3, 3), strict=True):
+    def _read_rows(self, out: FloatArray) -> None:
+        """Fills ``out`` with the real bodies' packed world states (``transforms.STATE_*``).
+
+        This default goes through :meth:`read_world_state`; a subclass may override it with a
+        read that fills the packed rows directly.
+
+        Args:
+            out: (num_real_bodies, 13) view of the world array to fill.
+
+        Raises:
+            ValueError: if ``read_world_state`` returns arrays of the wrong shape.
+        """
+        states = self.read_world_state()
+        n_real = out.shape[0]
+        columns = (
+            transforms.STATE_POSITION,
+            transforms.STATE_ROTATION,
+            transforms.STATE_LINEAR_VELOCITY,
+            transforms.STATE_ANGULAR_VELOCITY,
+        )
+        for name, array, where in zip(BodyStates._fields, states, columns, strict=True):
+            width = where.stop - where.start
             if np.shape(array) != (n_real, width):
                 raise ValueError(
                     f"read_world_state() {name} must have shape ({n_real}, {width}), "
                     f"got {np.shape(array)}"
                 )
-            if not np.all(np.isfinite(array)):
-                rows = np.flatnonzero(~np.all(np.isfinite(array), axis=1))
-                names = [self._body_names[i + self._offset] for i in rows]
-                raise ValueError(
-                    f"non-finite world {name} for bodies {names}: {np.asarray(array)[rows]}"
-                )
-        world = self._world
-        world.position[self._offset :] = states.position
-        world.rotation[self._offset :] = states.rotation
-        world.linear_velocity[self._offset :] = states.linear_velocity
-        world.angular_velocity[self._offset :] = states.angular_velocity
+            out[:, where] = array
+
+    def _raise_non_finite(self, real: FloatArray) -> None:
+        """Raises ``ValueError`` naming the bodies whose world state is not finite."""
+        rows = np.flatnonzero(~np.isfinite(real).all(axis=1))
+        names = [self._body_names[i + self._offset] for i in rows]
+        states = _unpack(real[rows])
+        raise ValueError(
+            f"non-finite world state for bodies {names}: position {states.position.tolist()}, "
+            f"rotation {states.rotation.tolist()}, linear velocity "
+            f"{states.linear_velocity.tolist()}, angular velocity "
+            f"{states.angular_velocity.tolist()}"
+        )
 
     # --------------------------------------------------------------------------- arrays
     @property
     def world_states(self) -> BodyStates:
-        """World states of every pose as of the last update (virtual root at index 0)."""
-        return _read_only(tuple(a.copy() for a in self._world))
+        """Copies of the world states of every pose as of the last update (virtual root first)."""
+        return _unpack(_read_only_view(self._world.copy()))
+
+    @property
+    def packed_spaces(self) -> FloatArray:
+        """(2, num_poses, 13) read-only view: model space, local space, as packed rows.
+
+        ``packed_spaces[MODEL_SPACE]`` and ``packed_spaces[LOCAL_SPACE]`` hold one
+        ``transforms.STATE_*`` row (position, linear velocity, angular velocity, rotation) per
+        pose. Overwritten in place by each update: copy to keep.
+        """
+        return _read_only_view(self._spaces)
 
     @property
     def model_positions(self) -> FloatArray:
         """(num_poses, 3) positions relative to the root, metres."""
-        return self._model.position
+        return self._space_view(MODEL_SPACE, transforms.STATE_POSITION)
 
     @property
     def model_rotations(self) -> FloatArray:
         """(num_poses, 4) rotations relative to the root, quaternions (x, y, z, w)."""
-        return self._model.rotation
+        return self._space_view(MODEL_SPACE, transforms.STATE_ROTATION)
 
     @property
     def model_linear_velocities(self) -> FloatArray:
         """(num_poses, 3) ``inv(root_rotation) * (v - v_root)``, m/s."""
-        return self._model.linear_velocity
+        return self._space_view(MODEL_SPACE, transforms.STATE_LINEAR_VELOCITY)
 
     @property
     def model_angular_velocities(self) -> FloatArray:
         """(num_poses, 3) ``inv(root_rotation) * (w - w_root)``, rad/s."""
-        return self._model.angular_velocity
+        return self._space_view(MODEL_SPACE, transforms.STATE_ANGULAR_VELOCITY)
 
     @property
     def local_positions(self) -> FloatArray:
         """(num_poses, 3) positions relative to each parent, metres (root: zero)."""
-        return self._local.position
+        return self._space_view(LOCAL_SPACE, transforms.STATE_POSITION)
 
     @property
     def local_rotations(self) -> FloatArray:
         """(num_poses, 4) rotations relative to each parent, (x, y, z, w) (root: identity)."""
-        return self._local.rotation
+        return self._space_view(LOCAL_SPACE, transforms.STATE_ROTATION)
 
     @property
     def local_linear_velocities(self) -> FloatArray:
         """(num_poses, 3) ``inv(parent_rotation) * (v - v_parent)``, m/s (root: zero)."""
-        return self._local.linear_velocity
+        return self._space_view(LOCAL_SPACE, transforms.STATE_LINEAR_VELOCITY)
 
     @property
     def local_angular_velocities(self) -> FloatArray:
         """(num_poses, 3) ``inv(parent_rotation) * (w - w_parent)``, rad/s (root: zero)."""
-        return self._local.angular_velocity
+        return self._space_view(LOCAL_SPACE, transforms.STATE_ANGULAR_VELOCITY)
+
+    def _space_view(self, space: int, field: slice) -> FloatArray:
+        """Read-only view of one field of one space; overwritten by the next update."""
+        return _read_only_view(self._spaces[space, :, field])
 
 
-def _read_only(arrays: tuple[FloatArray, ...]) -> BodyStates:
-    """Marks freshly computed arrays read-only and bundles them as ``BodyStates``."""
-    for array in arrays:
-        array.flags.writeable = False
-    return BodyStates(*arrays)
+def _read_only_view(array: FloatArray) -> FloatArray:
+    """A view of ``array`` that cannot be written through."""
+    view = array.view()
+    view.flags.writeable = False
+    return view
+
+
+def _unpack(rows: FloatArray) -> BodyStates:
+    """Splits packed rows into ``BodyStates`` (views of ``rows``)."""
+    return BodyStates(
+        rows[:, transforms.STATE_POSITION],
+        rows[:, transforms.STATE_ROTATION],
+        rows[:, transforms.STATE_LINEAR_VELOCITY],
+        rows[:, transforms.STATE_ANGULAR_VELOCITY],
+    )

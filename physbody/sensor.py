@@ -8,7 +8,8 @@ import numpy as np
 from gymnasium import spaces
 from numpy.typing import ArrayLike, NDArray
 
-from physbody.pose_extractor import PoseExtractor
+from physbody import transforms
+from physbody.pose_extractor import LOCAL_SPACE, MODEL_SPACE, PoseExtractor
 from physbody.settings import PhysicsSensorSettings
 
 __all__ = ["PhysicsBodySensor"]
@@ -57,10 +58,6 @@ class PhysicsBodySensor:
         self._settings = settings
         self._name = name if name is not None else f"PhysicsBodySensor:{extractor.root_name}"
         indices = extractor.enabled_indices
-        # Plain slice when every pose is observed: a view instead of a gather per quantity.
-        self._rows: slice | NDArray[np.intp] = (
-            slice(None) if indices.size == extractor.num_poses else indices
-        )
         self._body_names = tuple(extractor.body_names[i] for i in indices)
         self._size = settings.transform_size(len(indices))
         self._model_fields = _fields(
@@ -77,6 +74,20 @@ class PhysicsBodySensor:
         )
         high = self._upper_bounds()
         self._space = spaces.Box(-high, high, dtype=np.float32)
+        # Flat positions in the extractor's packed (2, num_poses, 13) spaces of every float this
+        # sensor writes, in write order: one gather per write.
+        self._packed = extractor.packed_spaces
+        rows_per_space = extractor.num_poses * _STATE_WIDTH
+        blocks = [
+            (
+                space * rows_per_space + indices[:, None] * _STATE_WIDTH + _columns(fields)[None, :]
+            ).ravel()
+            for fields, space in (
+                (self._model_fields, MODEL_SPACE),
+                (self._local_fields, LOCAL_SPACE),
+            )
+        ]
+        self._gather = np.concatenate(blocks).astype(np.intp)
         self._layout = self._build_layout()
 
     @classmethod
@@ -200,28 +211,8 @@ class PhysicsBodySensor:
             ValueError: if ``buffer`` is not 1-D, is read-only, or is too short.
         """
         _check_buffer(buffer, offset, self._size)
-        if self._size == 0:
-            return 0
-        extractor = self._extractor
-        rows = self._rows
-        end = offset
-        if self._model_fields:
-            values = (
-                extractor.model_positions,
-                extractor.model_rotations,
-                extractor.model_linear_velocities,
-                extractor.model_angular_velocities,
-            )
-            end = _write_block(buffer, end, self._model_fields, values, rows, len(self._body_names))
-        if self._local_fields:
-            values = (
-                extractor.local_positions,
-                extractor.local_rotations,
-                extractor.local_linear_velocities,
-                extractor.local_angular_velocities,
-            )
-            end = _write_block(buffer, end, self._local_fields, values, rows, len(self._body_names))
-        return end - offset
+        buffer[offset : offset + self._size] = self._packed.take(self._gather)
+        return self._size
 
     def observe(self) -> NDArray[np.float32]:
         """Updates, then returns the observation as a new float32 array."""
@@ -263,6 +254,14 @@ class PhysicsBodySensor:
 
 _WIDTHS = (3, 4, 3, 3)  # translation, rotation, linear velocity, angular velocity
 _ROTATION = 1
+#: Where each quantity sits in a packed state row.
+_PACKED = (
+    transforms.STATE_POSITION,
+    transforms.STATE_ROTATION,
+    transforms.STATE_LINEAR_VELOCITY,
+    transforms.STATE_ANGULAR_VELOCITY,
+)
+_STATE_WIDTH = transforms.STATE_WIDTH
 
 
 def _fields(*flags: bool) -> tuple[tuple[int, int], ...]:
@@ -270,22 +269,11 @@ def _fields(*flags: bool) -> tuple[tuple[int, int], ...]:
     return tuple((i, _WIDTHS[i]) for i, flag in enumerate(flags) if flag)
 
 
-def _write_block(
-    buffer: NDArray[np.floating],
-    offset: int,
-    fields: tuple[tuple[int, int], ...],
-    values: tuple[NDArray[np.float64], ...],
-    rows: slice | NDArray[np.intp],
-    num_bodies: int,
-) -> int:
-    """Writes one space's block body by body; returns the index after it."""
-    width = sum(w for _, w in fields)
-    block = buffer[offset : offset + num_bodies * width].reshape(num_bodies, width)
-    column = 0
-    for quantity, w in fields:
-        block[:, column : column + w] = values[quantity][rows]
-        column += w
-    return offset + num_bodies * width
+def _columns(fields: tuple[tuple[int, int], ...]) -> NDArray[np.intp]:
+    """Packed-state columns of the flagged quantities, in write order."""
+    if not fields:
+        return np.zeros(0, dtype=np.intp)
+    return np.concatenate([np.arange(*_PACKED[q].indices(_STATE_WIDTH)) for q, _ in fields])
 
 
 def _check_buffer(buffer: NDArray[np.floating], offset: int, size: int) -> None:

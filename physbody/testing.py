@@ -39,9 +39,7 @@ def compare_observation(
     """
     want = np.asarray(expected, dtype=np.float64).reshape(-1)
     if sensor.observation_shape != (want.size,):
-        return False, (
-            f"observation shape {sensor.observation_shape} != expected ({want.size},)"
-        )
+        return False, (f"observation shape {sensor.observation_shape} != expected ({want.size},)")
     if update:
         sensor.update()
     buffer = np.full(want.size + 2 * _GUARD, SENTINEL, dtype=np.float32)

@@ -17,6 +17,8 @@ wrong trailing dimension raises ``ValueError`` naming the expected and the actua
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
@@ -288,13 +290,10 @@ def to_model_space(
         ``(position, rotation, linear_velocity, angular_velocity)`` in the root's frame, with the
         input shapes. An empty input (n = 0) gives empty outputs.
     """
-    pos, rot, lin, ang = _check_states(position, rotation, linear_velocity, angular_velocity)
-    if pos.shape[0] == 0:
-        return pos.copy(), rot.copy(), lin.copy(), ang.copy()
-    # Row vectors times R equal R^T applied to each: one matmul for all three quantities.
-    offsets = np.stack((pos - pos[0], lin - lin[0], ang - ang[0]))
-    model = offsets @ quat_to_matrix(rot[0])
-    return model[0], _normalized(quat_multiply(quat_conjugate(rot[0]), rot)), model[1], model[2]
+    rows = _pack(position, rotation, linear_velocity, angular_velocity)
+    model = np.empty_like(rows)
+    relative_rows(rows, np.zeros(rows.shape[0], dtype=np.intp), model)
+    return _unpack_normalized(model)
 
 
 def to_local_space(
@@ -321,21 +320,17 @@ def to_local_space(
     Returns:
         ``(position, rotation, linear_velocity, angular_velocity)`` relative to the parents.
     """
-    pos, rot, lin, ang = _check_states(position, rotation, linear_velocity, angular_velocity)
+    rows = _pack(position, rotation, linear_velocity, angular_velocity)
     parents = np.asarray(parent_indices)
-    if parents.shape != (pos.shape[0],):
+    if parents.shape != (rows.shape[0],):
         raise ValueError(
-            f"parent_indices must have shape ({pos.shape[0]},), got shape {parents.shape}"
+            f"parent_indices must have shape ({rows.shape[0]},), got shape {parents.shape}"
         )
     is_root = parents < 0
-    # A root is gathered as its own parent: every offset is then exactly zero and its
-    # rotation is overwritten with the exact identity below.
-    gather = np.where(is_root, np.arange(parents.shape[0]), parents)
-    offsets = np.stack((pos - pos[gather], lin - lin[gather], ang - ang[gather]), axis=1)
-    local = offsets @ quat_to_matrix(rot[gather])
-    local_rot = _normalized(quat_multiply(quat_conjugate(rot[gather]), rot))
-    local_rot[is_root] = (0.0, 0.0, 0.0, 1.0)
-    return local[:, 0], local_rot, local[:, 1], local[:, 2]
+    local = np.empty_like(rows)
+    relative_rows(rows, np.where(is_root, np.arange(parents.shape[0]), parents), local)
+    local[is_root, STATE_ROTATION] = (0.0, 0.0, 0.0, 1.0)
+    return _unpack_normalized(local)
 
 
 def _normalized(quat: FloatArray) -> FloatArray:
@@ -348,13 +343,13 @@ def _normalized(quat: FloatArray) -> FloatArray:
     return quat
 
 
-def _check_states(
+def _pack(
     position: ArrayLike,
     rotation: ArrayLike,
     linear_velocity: ArrayLike,
     angular_velocity: ArrayLike,
-) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
-    """Converts per-body world states to float64 arrays and checks they share one body count."""
+) -> FloatArray:
+    """Checks per-body world states share one body count and packs them as (n, 13) rows."""
     arrays = (
         _as_array(position, 3, "position"),
         _as_array(rotation, 4, "rotation"),
@@ -367,4 +362,106 @@ def _check_states(
             "position, rotation, linear_velocity and angular_velocity must be (n, 3), (n, 4), "
             f"(n, 3), (n, 3) with one n, got shapes {shapes}"
         )
-    return arrays
+    rows = np.empty((shapes[0][0], STATE_WIDTH))
+    for array, where in zip(
+        arrays,
+        (STATE_POSITION, STATE_ROTATION, STATE_LINEAR_VELOCITY, STATE_ANGULAR_VELOCITY),
+        strict=True,
+    ):
+        rows[:, where] = array
+    return rows
+
+
+def _unpack_normalized(
+    rows: FloatArray,
+) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+    """Unpacks packed rows into copies, rotations rescaled to unit length."""
+    return (
+        rows[:, STATE_POSITION].copy(),
+        _normalized(rows[:, STATE_ROTATION].copy()),
+        rows[:, STATE_LINEAR_VELOCITY].copy(),
+        rows[:, STATE_ANGULAR_VELOCITY].copy(),
+    )
+
+
+# ------------------------------------------------------------------------ packed states
+# The hot path keeps the world state of n bodies in one (n, 13) array, one row per body:
+# position (3), linear velocity (3), angular velocity (3), rotation (4, x y z w). The three
+# vectors are contiguous, so one matmul turns all of them into another frame, and the few
+# dozen rows cost a handful of numpy calls instead of one call per quantity.
+STATE_WIDTH = 13
+STATE_POSITION = slice(0, 3)
+STATE_LINEAR_VELOCITY = slice(3, 6)
+STATE_ANGULAR_VELOCITY = slice(6, 9)
+STATE_VECTORS = slice(0, 9)
+STATE_ROTATION = slice(9, 13)
+
+
+def _bilinear_matrix(
+    product: Callable[[FloatArray, FloatArray], FloatArray], size: int
+) -> FloatArray:
+    """(16, size) matrix ``B`` with ``product(a, b) == (a outer b).ravel() @ B``.
+
+    Both the Hamilton product and the rotation matrix of a unit quaternion are bilinear in
+    the quaternion components, so a product of many pairs is one outer product and one
+    matmul. ``B`` is read off the product of basis quaternions.
+    """
+    basis = np.eye(4)
+    rows = [np.ravel(product(basis[j], basis[k])) for j in range(4) for k in range(4)]
+    matrix = np.array(rows).reshape(16, size)
+    matrix.flags.writeable = False
+    return matrix
+
+
+def _unit_quat_matrix(a: FloatArray, b: FloatArray) -> FloatArray:
+    """Rotation-matrix entries as the bilinear form whose diagonal (a = b = q) gives R(q).
+
+    For a unit quaternion ``1 - 2 (y^2 + z^2) = w^2 + x^2 - y^2 - z^2``, so every entry of
+    ``quat_to_matrix`` is a quadratic form of ``q``; this is its symmetric bilinear form.
+    """
+    ax, ay, az, aw = a
+    bx, by, bz, bw = b
+    return np.array(
+        [
+            aw * bw + ax * bx - ay * by - az * bz,
+            ax * by + ay * bx - aw * bz - az * bw,
+            ax * bz + az * bx + aw * by + ay * bw,
+            ax * by + ay * bx + aw * bz + az * bw,
+            aw * bw - ax * bx + ay * by - az * bz,
+            ay * bz + az * by - aw * bx - ax * bw,
+            ax * bz + az * bx - aw * by - ay * bw,
+            ay * bz + az * by + aw * bx + ax * bw,
+            aw * bw - ax * bx - ay * by + az * bz,
+        ]
+    )
+
+
+#: ``(a outer b).ravel() @ _CONJUGATE_PRODUCT == quat_multiply(conj(a), b)``.
+_CONJUGATE_PRODUCT = _bilinear_matrix(lambda a, b: quat_multiply(quat_conjugate(a), b), 4)
+#: ``(q outer q).ravel() @ _ROTATION_MATRIX == quat_to_matrix(q).ravel()`` for unit ``q``.
+_ROTATION_MATRIX = _bilinear_matrix(_unit_quat_matrix, 9)
+
+
+def relative_rows(states: FloatArray, reference_rows: NDArray[np.intp], out: FloatArray) -> None:
+    """Packed states of every row relative to a reference row: ``inv(ref) * state``.
+
+    Positions become ``inv(q_ref) * (p - p_ref)``, velocities ``inv(q_ref) * (v - v_ref)``
+    and rotations ``conj(q_ref) * q``. With row 0 as every row's reference this is model
+    space; with each row's parent it is local space; ``reference_rows`` of shape (2, n) does
+    both in one pass (numpy pays per call, not per row, at these sizes).
+
+    Args:
+        states: (n, 13) packed world states (see ``STATE_*``), unit rotations.
+        reference_rows: (..., n) integer row of each row's reference frame.
+        out: (..., n, 13) array receiving the relative packed states.
+    """
+    references = states[reference_rows]
+    batch = references.shape[:-1]
+    reference_rotation = references[..., STATE_ROTATION]
+    outer = reference_rotation[..., :, None] * reference_rotation[..., None, :]
+    matrices = (outer.reshape(*batch, 16) @ _ROTATION_MATRIX).reshape(*batch, 3, 3)
+    # Row vectors times R apply R^T = inv(R) to each of the three vectors of a row.
+    offsets = (states[:, STATE_VECTORS] - references[..., STATE_VECTORS]).reshape(*batch, 3, 3)
+    out[..., STATE_VECTORS] = (offsets @ matrices).reshape(*batch, 9)
+    pairs = reference_rotation[..., :, None] * states[:, None, STATE_ROTATION]
+    np.matmul(pairs.reshape(*batch, 16), _CONJUGATE_PRODUCT, out=out[..., STATE_ROTATION])
