@@ -481,12 +481,15 @@ class LocomotionEnv(gym.Env[NDArray[np.float32], NDArray[np.float32]], abc.ABC):
             timestep=TIMESTEP,
         )
         self._cube = OrientationCube()
+        # Rows of the sensor's packed world states (virtual root first) that _observe reads.
+        self._packed_world = self._sensor.extractor.packed_world
+        self._forward_rows = [body.part_names.index(name) + 1 for name in body.forward_parts]
         self._build_spaces(sensor_settings)
         self._initial_state = p.saveState(physicsClientId=self._client)
         self._needs_reset = True
         self._in_step = False
         self._touching_target = False
-        self._ground = np.zeros(len(body.part_names))
+        self._touching_ground: set[int] = set()
 
     # ------------------------------------------------------------------------- building
     def _build_world(self, path: Path) -> None:
@@ -523,10 +526,13 @@ class LocomotionEnv(gym.Env[NDArray[np.float32], NDArray[np.float32]], abc.ABC):
             raise ValueError(f"URDF {path} has no links {missing}; links: {sorted(links)}")
         self._part_links = tuple(links[name] for name in body.part_names)
         # Link index (+1, so the base's -1 lands on 0) -> part index, -1 for helper links.
-        self._link_to_part = np.full(len(links) + 1, -1)
+        link_to_part = [-1] * (len(links) + 1)
         for part, link in enumerate(self._part_links):
-            self._link_to_part[link + 1] = part
-        self._terminating = np.array([name in body.ground_terminates for name in body.part_names])
+            link_to_part[link + 1] = part
+        self._link_to_part = tuple(link_to_part)
+        self._terminating = frozenset(
+            i for i, name in enumerate(body.part_names) if name in body.ground_terminates
+        )
         for link in self._part_links:
             p.changeDynamics(
                 self._robot,
@@ -668,7 +674,7 @@ class LocomotionEnv(gym.Env[NDArray[np.float32], NDArray[np.float32]], abc.ABC):
         root_position = p.getBasePositionAndOrientation(self._robot, physicsClientId=client)[0]
         self._cube.reset(root_position, self._target.position)
         self._touching_target = False
-        self._ground[:] = 0.0
+        self._touching_ground = set()
         self._needs_reset = False
         self._episode_target_touches = 0
         return self._observe(), self._state_info()
@@ -737,6 +743,7 @@ class LocomotionEnv(gym.Env[NDArray[np.float32], NDArray[np.float32]], abc.ABC):
             )
             root_velocity = p.getBaseVelocity(robot, physicsClientId=client)[0]
             touched_ground, touching_target = self._scan_contacts()
+            self._touching_ground = touched_ground
             if touching_target and not self._touching_target:
                 touches += 1
                 if self._target.respawn_if_touched:
@@ -748,7 +755,7 @@ class LocomotionEnv(gym.Env[NDArray[np.float32], NDArray[np.float32]], abc.ABC):
             self._record(
                 records, k, root_position, root_orientation, root_velocity, cube_forward_before
             )
-            if np.any(touched_ground & self._terminating):
+            if not self._terminating.isdisjoint(touched_ground):
                 terminated = True
                 break
         if self._target.respawn_if_touched or self._target.spawn_radius > 0.0:
@@ -774,20 +781,24 @@ class LocomotionEnv(gym.Env[NDArray[np.float32], NDArray[np.float32]], abc.ABC):
         info.update({f"reward_{name}": terms[name] for name in self.REWARD_TERMS})
         return observation, reward, terminated, False, info
 
-    def _scan_contacts(self) -> tuple[NDArray[np.bool_], bool]:
-        """Which parts touch the floor, and whether any part touches the target."""
-        ground = np.zeros(len(self._part_links), dtype=bool)
+    def _scan_contacts(self) -> tuple[set[int], bool]:
+        """Which parts touch the floor, and whether any part touches the target.
+
+        One ``getContactPoints`` call per physics step; plain Python sets, since a handful of
+        contacts cost less that way than numpy's per-call overhead.
+        """
+        ground: set[int] = set()
         touching_target = False
         floor, target = self._floor, self._target.body_id
+        link_to_part = self._link_to_part
         for contact in p.getContactPoints(bodyA=self._robot, physicsClientId=self._client):
             other = contact[2]
             if other == floor:
-                part = self._link_to_part[contact[3] + 1]
+                part = link_to_part[contact[3] + 1]
                 if part >= 0:
-                    ground[part] = True
+                    ground.add(part)
             elif other == target:
                 touching_target = True
-        self._ground = ground.astype(np.float64)
         return ground, touching_target
 
     def _observe(self) -> NDArray[np.float32]:
@@ -797,25 +808,27 @@ class LocomotionEnv(gym.Env[NDArray[np.float32], NDArray[np.float32]], abc.ABC):
         self._sensor.update()
         obs = self._obs
         offset = self._sensor.write(obs, 0)
-        world = extractor.world_states
+        world = self._packed_world
         body = self.BODY
         cube_rotation = np.asarray(self._cube.rotation)
         cube_forward = np.asarray(self._cube.forward)
-        if body.forward_parts:
-            rows = [body.part_names.index(name) + 1 for name in body.forward_parts]
-            forwards = transforms.quat_rotate(world.rotation[rows], _FORWARD_LOCAL)
+        if self._forward_rows:
+            rotations = world[self._forward_rows, transforms.STATE_ROTATION]
+            forwards = transforms.quat_rotate(rotations, _FORWARD_LOCAL)
             deltas = transforms.from_to_rotation(forwards, cube_forward)
-            obs[offset : offset + 4 * len(rows)] = deltas.ravel()
-            offset += 4 * len(rows)
+            obs[offset : offset + deltas.size] = deltas.ravel()
+            offset += deltas.size
         obs[offset : offset + 3] = transforms.quat_rotate_inverse(
             cube_rotation, self._target.position - self._cube.position
         )
         offset += 3
         if body.raycast:
-            obs[offset] = self._raycast(world.position[1])
+            obs[offset] = self._raycast(world[1, transforms.STATE_POSITION])
             offset += 1
-        count = len(self._ground)
-        obs[offset : offset + count] = self._ground
+        count = len(body.part_names)
+        contacts = obs[offset : offset + count]
+        contacts[:] = 0.0
+        contacts[list(self._touching_ground)] = 1.0
         offset += count
         strengths = self._drive.strength_ratio
         obs[offset : offset + strengths.size] = strengths

@@ -9,6 +9,7 @@ the root) and local space (relative to each body's parent) with vectorised numpy
 from __future__ import annotations
 
 import abc
+import math
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -242,11 +243,11 @@ class PoseExtractor(abc.ABC):
             raise ValueError(
                 f"virtual root needs position (3,) and rotation (4,), got {pos.shape}, {rot.shape}"
             )
-        if not (np.all(np.isfinite(pos)) and np.all(np.isfinite(rot))):
+        norm = math.sqrt(rot @ rot)
+        if not (math.isfinite(norm) and math.isfinite(pos @ pos)):
             raise ValueError(
                 f"virtual root pose must be finite, got position {pos}, rotation {rot}"
             )
-        norm = float(np.linalg.norm(rot))
         if norm < 1e-9:
             raise ValueError(f"virtual root rotation must be non-zero, got {rot}")
         self._world[0, transforms.STATE_POSITION] = pos
@@ -343,6 +344,15 @@ class PoseExtractor(abc.ABC):
     def world_states(self) -> BodyStates:
         """Copies of the world states of every pose as of the last update (virtual root first)."""
         return _unpack(_read_only_view(self._world.copy()))
+
+    @property
+    def packed_world(self) -> FloatArray:
+        """(num_poses, 13) read-only view of the world states as packed rows (no copy).
+
+        ``transforms.STATE_*`` columns; the virtual root first. Overwritten in place by each
+        update: copy to keep (``world_states`` does).
+        """
+        return _read_only_view(self._world)
 
     @property
     def packed_spaces(self) -> FloatArray:
