@@ -309,6 +309,7 @@ def test_out_of_range_actions_are_clipped():
     second.close()
 
 
+@pytest.mark.filterwarnings("ignore:.*render_mode.*:UserWarning")  # gym.make's own warning
 @pytest.mark.parametrize(
     ("kwargs", "error", "match"),
     [
