@@ -9,6 +9,7 @@ from gymnasium import spaces
 from numpy.typing import ArrayLike, NDArray
 
 from physbody import transforms
+from physbody.bullet import ArticulationPoseExtractor, RigidBodyPoseExtractor
 from physbody.pose_extractor import LOCAL_SPACE, MODEL_SPACE, PoseExtractor
 from physbody.settings import PhysicsSensorSettings
 
@@ -112,8 +113,6 @@ class PhysicsBodySensor:
             body_ids: optional set restricting the bodies (ML-Agents' ``rootGameObject``).
             name: sensor name; ``"PhysicsBodySensor:<root body name>"`` if None.
         """
-        from physbody.bullet import RigidBodyPoseExtractor
-
         extractor = RigidBodyPoseExtractor(
             root_body_id, client=client, body_ids=body_ids, virtual_root=virtual_root
         )
@@ -140,8 +139,6 @@ class PhysicsBodySensor:
             virtual_root: optional frame that stands at index 0 (not observed itself).
             name: sensor name; ``"ArticulationBodySensor:<base name>"`` if None, as ML-Agents.
         """
-        from physbody.bullet import ArticulationPoseExtractor
-
         extractor = ArticulationPoseExtractor(
             body_id, client=client, link_names=link_names, virtual_root=virtual_root
         )
