@@ -1,0 +1,290 @@
+"""Stable-Baselines3 callbacks of a physbody run, and the stop-on-signal guard.
+
+- :class:`EpisodeTracker`: one CSV row per finished episode, the mean return since the last
+  policy update (the checkpoint's ``reward``), and ML-Agents' summary line every
+  ``summary_freq`` steps.
+- :class:`PeriodicCheckpoint`: calls a save function every ``checkpoint_interval`` steps.
+- :class:`StopOnRequest`: ends ``learn()`` once a stop was requested (SIGINT/SIGTERM).
+- :class:`TextProgressBar`: a one-line progress bar on a terminal, for when tqdm and rich (which
+  SB3's own progress bar needs) are not installed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import io
+import logging
+import math
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from types import FrameType
+from typing import Any, TextIO
+
+import numpy as np
+from stable_baselines3.common.callbacks import BaseCallback
+
+from physbody.train.files import atomic_write_text
+
+__all__ = [
+    "EPISODE_COLUMNS",
+    "EpisodeTracker",
+    "PeriodicCheckpoint",
+    "StopOnRequest",
+    "TextProgressBar",
+    "next_save_step",
+    "stop_on_signals",
+    "truncate_episode_log",
+]
+
+logger = logging.getLogger(__name__)
+
+#: Columns of ``episodes.csv``: environment steps when the episode ended, its return
+#: (sum of rewards), its length in decisions, and the wall-clock time (seconds since the epoch).
+EPISODE_COLUMNS = ("steps", "return", "length", "wall_time")
+
+
+def next_save_step(step: int, interval: int) -> int:
+    """The next multiple of ``interval`` strictly after ``step`` (ML-Agents' next_save_step)."""
+    return step + (interval - step % interval)
+
+
+def truncate_episode_log(path: Path, max_step: int) -> None:
+    """Drops rows of ``episodes.csv`` past ``max_step`` (for a resume from an older checkpoint)."""
+    if not path.is_file():
+        return
+    with open(path, newline="", encoding="utf-8") as file:
+        rows = list(csv.reader(file))
+    if not rows:
+        return
+    kept = [rows[0]] + [row for row in rows[1:] if row and int(float(row[0])) <= max_step]
+    if len(kept) != len(rows):
+        buffer = io.StringIO()
+        csv.writer(buffer).writerows(kept)
+        atomic_write_text(path, buffer.getvalue())
+
+
+class EpisodeTracker(BaseCallback):
+    """Logs finished episodes (from ``VecMonitor`` infos) and keeps the checkpoint reward.
+
+    Args:
+        csv_path: ``episodes.csv``; rows are appended, the header written when it is new.
+        behavior: behavior name, for the summary lines.
+        summary_freq: environment steps between summary lines (``logging`` at INFO level) and
+            TensorBoard ``Environment/*`` scalars.
+    """
+
+    def __init__(self, csv_path: Path, behavior: str, summary_freq: int) -> None:
+        super().__init__()
+        self._csv_path = Path(csv_path)
+        self._behavior = behavior
+        self._summary_freq = summary_freq
+        self._since_update: list[float] = []
+        self._since_summary: list[tuple[float, int]] = []
+        self._next_summary = 0
+        self._start_time = 0.0
+
+    def mean_return_since_update(self) -> float | None:
+        """Mean return of the episodes that ended since the last policy update, or None."""
+        return float(np.mean(self._since_update)) if self._since_update else None
+
+    def _on_training_start(self) -> None:
+        self._start_time = time.time()
+        self._next_summary = next_save_step(self.num_timesteps, self._summary_freq)
+        self._csv_path.parent.mkdir(parents=True, exist_ok=True)
+        if not self._csv_path.is_file() or self._csv_path.stat().st_size == 0:
+            with open(self._csv_path, "w", newline="", encoding="utf-8") as file:
+                csv.writer(file).writerow(EPISODE_COLUMNS)
+
+    def _on_rollout_start(self) -> None:
+        # A rollout starts right after a policy update (PPO: once per buffer; SAC: every
+        # train_freq steps), so the checkpoint reward only counts episodes of the new policy.
+        self._since_update.clear()
+
+    def _on_step(self) -> bool:
+        rows = []
+        for info in self.locals.get("infos", ()):
+            episode = info.get("episode")
+            if episode is None:
+                continue
+            episode_return, length = float(episode["r"]), int(episode["l"])
+            self._since_update.append(episode_return)
+            self._since_summary.append((episode_return, length))
+            rows.append((self.num_timesteps, repr(episode_return), length, f"{time.time():.3f}"))
+        if rows:
+            with open(self._csv_path, "a", newline="", encoding="utf-8") as file:
+                csv.writer(file).writerows(rows)
+        if self.num_timesteps >= self._next_summary:
+            self._summarise()
+            self._next_summary = next_save_step(self.num_timesteps, self._summary_freq)
+        return True
+
+    def _summarise(self) -> None:
+        elapsed = time.time() - self._start_time
+        if not self._since_summary:
+            logger.info(
+                "%s. Step: %d. Time Elapsed: %.3f s. No episode was completed since last "
+                "summary. Training.",
+                self._behavior,
+                self.num_timesteps,
+                elapsed,
+            )
+            return
+        returns = np.array([r for r, _ in self._since_summary])
+        lengths = np.array([n for _, n in self._since_summary])
+        self._since_summary.clear()
+        logger.info(
+            "%s. Step: %d. Time Elapsed: %.3f s. Mean Reward: %.3f. Std of Reward: %.3f. Training.",
+            self._behavior,
+            self.num_timesteps,
+            elapsed,
+            returns.mean(),
+            returns.std(),
+        )
+        self.logger.record("Environment/Cumulative Reward", float(returns.mean()))
+        self.logger.record("Environment/Episode Length", float(lengths.mean()))
+
+
+class PeriodicCheckpoint(BaseCallback):
+    """Calls ``save(step)`` when the step count reaches each multiple of ``interval``.
+
+    As in ML-Agents, the checkpoint carries the step count at which it is taken (a multiple
+    of ``interval`` rounded up to the number of environments) and none is taken at step 0.
+
+    Args:
+        interval: environment steps between checkpoints.
+        save: called with the current step count.
+    """
+
+    def __init__(self, interval: int, save: Callable[[int], Any]) -> None:
+        super().__init__()
+        if interval <= 0:
+            raise ValueError(f"interval must be > 0, got {interval}")
+        self._interval = interval
+        self._save = save
+        self._next = interval
+
+    def _on_training_start(self) -> None:
+        self._next = next_save_step(self.num_timesteps, self._interval)
+
+    def _on_step(self) -> bool:
+        if self.num_timesteps >= self._next and self.num_timesteps != 0:
+            self._save(self.num_timesteps)
+            self._next = next_save_step(self.num_timesteps, self._interval)
+        return True
+
+
+class StopOnRequest(BaseCallback):
+    """Ends training (``learn()`` returns) once ``event`` is set.
+
+    Args:
+        event: set by :func:`stop_on_signals` (or by the caller) to request a stop.
+    """
+
+    def __init__(self, event: threading.Event) -> None:
+        super().__init__()
+        self._event = event
+
+    def _on_step(self) -> bool:
+        return not self._event.is_set()
+
+
+@contextlib.contextmanager
+def stop_on_signals(event: threading.Event) -> Iterator[None]:
+    """While active, SIGINT (Ctrl-C) and SIGTERM set ``event`` instead of killing the process.
+
+    A second signal raises ``KeyboardInterrupt`` at once. The previous handlers are restored on
+    exit. Outside the main thread (where Python cannot install handlers) this does nothing.
+
+    Args:
+        event: set when a signal arrives.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def request_stop(signum: int, frame: FrameType | None) -> None:
+        if event.is_set():
+            raise KeyboardInterrupt
+        event.set()
+        logger.warning(
+            "%s received: saving a final checkpoint, then stopping (send it again to stop at "
+            "once).",
+            signal.Signals(signum).name,
+        )
+
+    signals = (signal.SIGINT, signal.SIGTERM)
+    previous = {number: signal.signal(number, request_stop) for number in signals}
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+def _clock(seconds: float) -> str:
+    if not math.isfinite(seconds):
+        return "--:--"
+    minutes, secs = divmod(int(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+class TextProgressBar(BaseCallback):
+    """A one-line progress bar (steps, steps/s, time left), redrawn at most twice a second.
+
+    It draws only when ``stream`` is a terminal.
+
+    Args:
+        total_steps: the step count at which training ends.
+        stream: where to draw; ``sys.stderr`` by default.
+        width: characters of the bar itself.
+    """
+
+    def __init__(self, total_steps: int, stream: TextIO | None = None, width: int = 30) -> None:
+        super().__init__()
+        self._total = total_steps
+        self._stream = stream
+        self._width = width
+        self._start_steps = 0
+        self._start_time = 0.0
+        self._last_draw = 0.0
+        self._enabled = False
+
+    def _on_training_start(self) -> None:
+        stream = self._stream if self._stream is not None else sys.stderr
+        self._stream = stream
+        self._enabled = bool(getattr(stream, "isatty", lambda: False)())
+        self._start_steps = self.num_timesteps
+        self._start_time = time.monotonic()
+
+    def _on_step(self) -> bool:
+        now = time.monotonic()
+        if self._enabled and now - self._last_draw >= 0.5:
+            self._last_draw = now
+            self._draw(now)
+        return True
+
+    def _on_training_end(self) -> None:
+        if self._enabled:
+            self._draw(time.monotonic())
+            self._stream.write("\n")
+            self._stream.flush()
+
+    def _draw(self, now: float) -> None:
+        steps = self.num_timesteps
+        fraction = min(1.0, steps / self._total) if self._total > 0 else 1.0
+        filled = int(round(fraction * self._width))
+        elapsed = max(now - self._start_time, 1e-9)
+        rate = (steps - self._start_steps) / elapsed
+        left = (self._total - steps) / rate if rate > 0 else math.inf
+        self._stream.write(
+            f"\r[{'#' * filled}{'.' * (self._width - filled)}] {fraction:4.0%} "
+            f"{steps:,}/{self._total:,} steps  {rate:,.0f} steps/s  "
+            f"elapsed {_clock(elapsed)}  left {_clock(max(left, 0.0))} "
+        )
+        self._stream.flush()
