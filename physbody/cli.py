@@ -5,11 +5,12 @@ A thin shell over importable functions; tests call :func:`main` with an argument
     physbody train                                   # PPO on Crawler-v0, about ten minutes
     physbody train config.yaml --run-id walker --env Walker-v0
     physbody train --run-id walker --resume
+    physbody train --backend rllib --address auto --num-env-runners 8 --num-envs-per-runner 4
     physbody play results/ppo/CrawlerDynamic.onnx --episodes 3 --video crawler.mp4
     physbody plot results/ppo
 
 ``physbody.train`` is imported only when a subcommand runs, so ``import physbody`` and
-``physbody --help`` never import torch, Stable-Baselines3 or onnx.
+``physbody --help`` never import torch, Stable-Baselines3, onnx or ray.
 """
 
 from __future__ import annotations
@@ -22,6 +23,10 @@ from collections.abc import Sequence
 __all__ = ["build_parser", "main"]
 
 _EXTRA_HINT = 'this command needs the training extra: pip install -c constraints.txt -e ".[train]"'
+_DISTRIBUTED_HINT = (
+    "--backend rllib needs the distributed extra: "
+    'pip install -c constraints.txt -e ".[distributed]"'
+)
 
 
 def _positive_int(text: str) -> int:
@@ -103,6 +108,32 @@ def build_parser() -> argparse.ArgumentParser:
         help="total environment steps (overrides the config's max_steps)",
     )
     train.add_argument(
+        "--backend",
+        choices=("sb3", "rllib"),
+        default="sb3",
+        help="sb3: Stable-Baselines3 in this process (default); rllib: RLlib PPO on Ray, "
+        "local or a cluster (needs the distributed extra)",
+    )
+    scale = train.add_argument_group("rllib backend (--backend rllib)")
+    scale.add_argument(
+        "--address",
+        default=None,
+        help="Ray cluster to join: 'auto' (started here with `ray start`), 'HOST:6379', or "
+        "'ray://HOST:10001' (Ray Client); default: start a local Ray",
+    )
+    scale.add_argument(
+        "--num-env-runners",
+        type=_non_negative_int,
+        default=2,
+        help="Ray actors stepping environments (default 2; 0 samples in the driver)",
+    )
+    scale.add_argument(
+        "--num-envs-per-runner",
+        type=_positive_int,
+        default=4,
+        help="environments in each env runner (default 4)",
+    )
+    train.add_argument(
         "--no-progress-bar",
         dest="progress_bar",
         action="store_false",
@@ -169,7 +200,21 @@ def _train(args: argparse.Namespace) -> int:
         max_steps=args.max_steps,
         progress_bar=args.progress_bar,
     )
-    result = train(options)
+    if args.backend == "rllib":
+        from physbody.train.rllib_backend import RayOptions, train_rllib
+
+        result = train_rllib(
+            options,
+            RayOptions(
+                address=args.address,
+                num_env_runners=args.num_env_runners,
+                num_envs_per_runner=args.num_envs_per_runner,
+            ),
+        )
+    else:
+        if args.address is not None:
+            raise ValueError("--address needs --backend rllib")
+        result = train(options)
     print(
         f"{result.behavior}: {result.steps:,} steps "
         f"({result.steps_per_second:,.0f} steps/s){' - interrupted' if result.interrupted else ''}"
@@ -225,6 +270,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return handlers[args.command](args)
     except ModuleNotFoundError as error:
+        if error.name and error.name.split(".")[0] == "ray":
+            print(f"physbody {args.command}: error: {error}; {_DISTRIBUTED_HINT}", file=sys.stderr)
+            return 1
         if error.name and error.name.split(".")[0] in (
             "torch",
             "stable_baselines3",

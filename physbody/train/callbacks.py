@@ -11,24 +11,22 @@
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import io
 import logging
 import math
-import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-from types import FrameType
 from typing import Any, TextIO
 
 import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 
 from physbody.train.files import atomic_write_text
+from physbody.train.stopping import next_save_step, stop_on_signals
 
 __all__ = [
     "EPISODE_COLUMNS",
@@ -46,11 +44,6 @@ logger = logging.getLogger(__name__)
 #: Columns of ``episodes.csv``: environment steps when the episode ended, its return
 #: (sum of rewards), its length in decisions, and the wall-clock time (seconds since the epoch).
 EPISODE_COLUMNS = ("steps", "return", "length", "wall_time")
-
-
-def next_save_step(step: int, interval: int) -> int:
-    """The next multiple of ``interval`` strictly after ``step`` (ML-Agents' next_save_step)."""
-    return step + (interval - step % interval)
 
 
 def truncate_episode_log(path: Path, max_step: int) -> None:
@@ -191,39 +184,6 @@ class StopOnRequest(BaseCallback):
 
     def _on_step(self) -> bool:
         return not self._event.is_set()
-
-
-@contextlib.contextmanager
-def stop_on_signals(event: threading.Event) -> Iterator[None]:
-    """While active, SIGINT (Ctrl-C) and SIGTERM set ``event`` instead of killing the process.
-
-    A second signal raises ``KeyboardInterrupt`` at once. The previous handlers are restored on
-    exit. Outside the main thread (where Python cannot install handlers) this does nothing.
-
-    Args:
-        event: set when a signal arrives.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def request_stop(signum: int, frame: FrameType | None) -> None:
-        if event.is_set():
-            raise KeyboardInterrupt
-        event.set()
-        logger.warning(
-            "%s received: saving a final checkpoint, then stopping (send it again to stop at "
-            "once).",
-            signal.Signals(signum).name,
-        )
-
-    signals = (signal.SIGINT, signal.SIGTERM)
-    previous = {number: signal.signal(number, request_stop) for number in signals}
-    try:
-        yield
-    finally:
-        for number, handler in previous.items():
-            signal.signal(number, handler)
 
 
 def _clock(seconds: float) -> str:

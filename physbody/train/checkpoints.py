@@ -28,6 +28,7 @@ import importlib.metadata
 import json
 import logging
 import math
+import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -133,7 +134,8 @@ class CheckpointManager:
     are kept as they are. Only one manager should write a given status file at a time.
 
     The files of a checkpoint are every file in ``checkpoint_dir`` named like its record's
-    ``file_path`` with any suffix (``CrawlerDynamic-500000.onnx``, ``.zip``, ``.pkl``, ...).
+    ``file_path`` with any suffix (``CrawlerDynamic-500000.onnx``, ``.zip``, ``.pkl``, ...), and
+    folders named so (the RLlib backend's ``CrawlerDynamic-500000.rllib``).
 
     Args:
         status_path: the ``training_status.json`` to write.
@@ -323,5 +325,8 @@ class CheckpointManager:
         if not files:
             logger.warning("Checkpoint at %s could not be found.", record.file_path)
         for path in files:
-            path.unlink(missing_ok=True)
+            if path.is_dir():  # an RLlib checkpoint is a folder (<behavior>-<step>.rllib)
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
             logger.debug("Removed checkpoint file %s.", path)

@@ -27,7 +27,16 @@ from numpy.typing import NDArray
 
 from physbody.train.files import atomic_output
 
-__all__ = ["INPUT_NAME", "OUTPUT_NAME", "OPSET", "ObsNormalization", "export_onnx", "policy_graph"]
+__all__ = [
+    "INPUT_NAME",
+    "OUTPUT_NAME",
+    "OPSET",
+    "ObsNormalization",
+    "export_onnx",
+    "mlp_graph",
+    "policy_graph",
+    "write_onnx",
+]
 
 #: Name of the ONNX model's input: raw observations, float32 (batch, n_obs).
 INPUT_NAME = "obs"
@@ -163,13 +172,48 @@ def policy_graph(
     Raises:
         ValueError: for a policy this exporter does not support (the message says why).
     """
+    layers, squash = _policy_structure(model.policy)
+    return mlp_graph(
+        layers,
+        squash,
+        obs_size=int(np.prod(model.observation_space.shape)),
+        action_space=model.action_space,
+        obs_normalization=obs_normalization,
+        metadata=metadata,
+    )
+
+
+def mlp_graph(
+    layers: list[tuple[str, Any]],
+    squash: str,
+    *,
+    obs_size: int,
+    action_space: Any,
+    obs_normalization: ObsNormalization | None = None,
+    metadata: Mapping[str, Any] | None = None,
+) -> Any:
+    """The ``onnx.ModelProto`` of a deterministic MLP actor, whatever library trained it.
+
+    Args:
+        layers: ``(kind, module)`` in order: ``"linear"`` (a torch ``nn.Linear``), ``"relu"``,
+            ``"tanh"``, ``"silu"``, ``"elu"``, ``"leaky_relu"`` or ``"identity"``; the last
+            linear layer outputs the action means.
+        squash: ``"clip"`` clips the means to the action bounds (Gaussian PPO policies);
+            ``"tanh"`` squashes them and rescales to the bounds (SAC).
+        obs_size: length of one observation.
+        action_space: the Box action space (its ``low``, ``high`` and ``shape``).
+        obs_normalization: statistics to bake in; None feeds observations unchanged.
+        metadata: string properties stored in the model (``metadata_props``).
+
+    Returns:
+        A checked ONNX model with input ``obs`` and output ``actions``.
+    """
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
-    obs_size = int(np.prod(model.observation_space.shape))
-    action_space = model.action_space
+    if squash not in ("clip", "tanh"):
+        raise ValueError(f"squash must be 'clip' or 'tanh', got {squash!r}")
     action_size = int(np.prod(action_space.shape))
-    layers, squash = _policy_structure(model.policy)
     initializers: list[Any] = []
     nodes: list[Any] = []
 
@@ -317,6 +361,11 @@ def export_onnx(
         ``path`` as a ``Path``.
     """
     proto = policy_graph(model, obs_normalization=obs_normalization, metadata=metadata)
+    return write_onnx(proto, path)
+
+
+def write_onnx(proto: Any, path: str | Path) -> Path:
+    """Writes an ``onnx.ModelProto`` to ``path`` atomically and returns ``path`` as a Path."""
     path = Path(path)
     with atomic_output(path) as temporary:
         temporary.write_bytes(proto.SerializeToString())
