@@ -2,25 +2,27 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 from gymnasium.utils import EzPickle
+from gymnasium.vector import VectorEnv
 from numpy.typing import NDArray
 
 from envs import rewards
 from envs.locomotion import (
     ActuatedPart,
     BodyDescription,
+    LocomotionAgents,
     LocomotionEnv,
     dynamic_platform,
     static_course,
 )
+from envs.vector import LocomotionVectorEnv, make_vector_env
 from physbody import PhysicsSensorSettings, transforms
 
-__all__ = ["CrawlerEnv"]
+__all__ = ["CRAWLER", "CrawlerAgents", "CrawlerEnv", "CrawlerVectorEnv", "make_crawler_vector_env"]
 
 _LEGS = ("leg0", "leg1", "leg2", "leg3")
 
@@ -54,7 +56,90 @@ CRAWLER = BodyDescription(
 )
 
 
-class CrawlerEnv(LocomotionEnv, EzPickle):
+class CrawlerAgents(LocomotionAgents):
+    """The Crawler's task for any number of agents: body, reward terms and their records.
+
+    Shared by :class:`CrawlerEnv` (one agent) and :class:`CrawlerVectorEnv` (N agents).
+    """
+
+    BODY: ClassVar[BodyDescription] = CRAWLER
+    REWARD_TERMS: ClassVar[tuple[str, ...]] = (
+        "move_towards_target",
+        "facing_target",
+        "target_touch",
+        "ground_contact",
+    )
+
+    def _configure_task(
+        self,
+        *,
+        dynamic_target: bool = True,
+        move_towards_target_weight: float = 0.03,
+        facing_target_weight: float = 0.01,
+        **common: Any,
+    ) -> dict[str, Any]:
+        """Stores the reward weights; returns the world arguments (scene, prefab drive, rest)."""
+        self._move_weight = float(move_towards_target_weight)
+        self._facing_weight = float(facing_target_weight)
+        scene = (
+            dynamic_platform(target_start=(5.0, 5.0, 1.0))
+            if dynamic_target
+            else static_course(distance=1375.0, target_height=3.5)
+        )
+        # The prefab's drive is limp until the first action.
+        return {"scene": scene, "prefab_drive": (0.0, 0.0, 0.0), **common}
+
+    def _new_records(self, num_agents: int) -> dict[str, NDArray[np.float64]]:
+        k = self._frame_skip
+        return {
+            "cube_forward": np.zeros((k, num_agents, 3)),
+            "velocity": np.zeros((k, num_agents, 3)),
+            "orientation": np.zeros((k, num_agents, 4)),
+        }
+
+    def _record(
+        self,
+        records: dict[str, NDArray[np.float64]],
+        k: int,
+        agents: NDArray[np.intp],
+        root_position: NDArray[np.float64],
+        root_orientation: NDArray[np.float64],
+        root_velocity: NDArray[np.float64],
+        cube_forward_before: NDArray[np.float64],
+    ) -> None:
+        # CrawlerAgent updates the cube first, then rewards against the new forward.
+        records["cube_forward"][k, agents] = self._cubes.forward[agents]
+        records["velocity"][k, agents] = root_velocity
+        records["orientation"][k, agents] = root_orientation
+
+    def _reward_terms(
+        self, records: dict[str, NDArray[np.float64]], steps: int
+    ) -> dict[str, float]:
+        cube_forward = records["cube_forward"][:steps]
+        body_forward = transforms.quat_rotate(
+            records["orientation"][:steps], self._root_forward_in_com
+        )
+        return {
+            "move_towards_target": rewards.moving_towards_target(
+                cube_forward,
+                records["velocity"][:steps],
+                self._move_weight,
+                term="movingTowardsDot",
+                cube_name="orientationCube.transform.forward",
+                velocity_name="body.velocity",
+            ),
+            "facing_target": rewards.facing_target(
+                cube_forward,
+                body_forward,
+                self._facing_weight,
+                term="facingDot",
+                cube_name="orientationCube.transform.forward",
+                forward_name="body.forward",
+            ),
+        }
+
+
+class CrawlerEnv(CrawlerAgents, LocomotionEnv, EzPickle):
     """ML-Agents' Crawler (seed version: release 4 with #4205's NaN checks) on PyBullet.
 
     A 32 kg body (a 0.5 m sphere) with four two-segment legs learns to walk to a target.
@@ -100,16 +185,11 @@ class CrawlerEnv(LocomotionEnv, EzPickle):
         render_mode: None, "rgb_array" (TinyRenderer frames) or "human" (PyBullet GUI).
         width, height: rgb_array frame size in pixels.
 
+    ``gym.make_vec("Crawler-v0", num_envs=N)`` gives :class:`CrawlerVectorEnv`: N agents in one
+    world with the same per-agent behaviour.
+
     Version history: v0, the seed version (ML-Agents release 4 bodies and rewards, #4205).
     """
-
-    BODY: ClassVar[BodyDescription] = CRAWLER
-    REWARD_TERMS: ClassVar[tuple[str, ...]] = (
-        "move_towards_target",
-        "facing_target",
-        "target_touch",
-        "ground_contact",
-    )
 
     def __init__(
         self,
@@ -127,86 +207,61 @@ class CrawlerEnv(LocomotionEnv, EzPickle):
         width: int = 480,
         height: int = 480,
     ) -> None:
-        EzPickle.__init__(
-            self,
-            dynamic_target=dynamic_target,
-            move_towards_target_weight=move_towards_target_weight,
-            facing_target_weight=facing_target_weight,
-            frame_skip=frame_skip,
-            sensor_settings=sensor_settings,
-            urdf=urdf,
-            joint_spring=joint_spring,
-            joint_damper=joint_damper,
-            joint_max_force=joint_max_force,
-            render_mode=render_mode,
-            width=width,
-            height=height,
-        )
-        self._move_weight = float(move_towards_target_weight)
-        self._facing_weight = float(facing_target_weight)
-        scene = (
-            dynamic_platform(target_start=(5.0, 5.0, 1.0))
-            if dynamic_target
-            else static_course(distance=1375.0, target_height=3.5)
-        )
-        super().__init__(
-            scene=scene,
-            frame_skip=frame_skip,
-            sensor_settings=sensor_settings,
-            urdf=urdf,
-            joint_spring=joint_spring,
-            joint_damper=joint_damper,
-            joint_max_force=joint_max_force,
-            prefab_drive=(0.0, 0.0, 0.0),  # the prefab's drive is limp until the first action
-            render_mode=render_mode,
-            width=width,
-            height=height,
-        )
-
-    def _new_records(self) -> dict[str, NDArray[np.float64]]:
-        k = self._frame_skip
-        return {
-            "cube_forward": np.zeros((k, 3)),
-            "velocity": np.zeros((k, 3)),
-            "orientation": np.zeros((k, 4)),
+        kwargs = {
+            "dynamic_target": dynamic_target,
+            "move_towards_target_weight": move_towards_target_weight,
+            "facing_target_weight": facing_target_weight,
+            "frame_skip": frame_skip,
+            "sensor_settings": sensor_settings,
+            "urdf": urdf,
+            "joint_spring": joint_spring,
+            "joint_damper": joint_damper,
+            "joint_max_force": joint_max_force,
+            "render_mode": render_mode,
+            "width": width,
+            "height": height,
         }
+        EzPickle.__init__(self, **kwargs)
+        super().__init__(**self._configure_task(**kwargs))
 
-    def _record(
+
+class CrawlerVectorEnv(CrawlerAgents, LocomotionVectorEnv):
+    """``num_envs`` Crawlers in one PyBullet world: the native vector form of the Crawler ids.
+
+    Each agent behaves as one :class:`CrawlerEnv` (same actions, observations, rewards and
+    episode ends) on its own platform; see ``envs.vector.LocomotionVectorEnv`` for the
+    batch API (autoreset, infos, seeding).
+
+    Args:
+        num_envs: number of agents.
+        max_episode_steps: decisions per episode before truncation, counted per agent
+            (``gym.make_vec`` passes the id's 1000); None never truncates.
+        copy: return a copy of the observation buffer (True) or the buffer itself.
+        **kwargs: :class:`CrawlerEnv`'s arguments (``dynamic_target``, the reward weights,
+            ``frame_skip``, ``sensor_settings``, ``urdf``, the joint drive, ``render_mode``
+            ("rgb_array" only), ``width``, ``height``).
+    """
+
+    def __init__(
         self,
-        records: dict[str, NDArray[np.float64]],
-        k: int,
-        root_position: Sequence[float],
-        root_orientation: Sequence[float],
-        root_velocity: Sequence[float],
-        cube_forward_before: Sequence[float],
+        num_envs: int,
+        *,
+        max_episode_steps: int | None = 1000,
+        copy: bool = True,
+        **kwargs: Any,
     ) -> None:
-        # CrawlerAgent updates the cube first, then rewards against the new forward.
-        records["cube_forward"][k] = self._cube.forward
-        records["velocity"][k] = root_velocity
-        records["orientation"][k] = root_orientation
-
-    def _reward_terms(
-        self, records: dict[str, NDArray[np.float64]], steps: int
-    ) -> dict[str, float]:
-        cube_forward = records["cube_forward"][:steps]
-        body_forward = transforms.quat_rotate(
-            records["orientation"][:steps], self._root_forward_in_com
+        super().__init__(
+            num_envs=num_envs,
+            max_episode_steps=max_episode_steps,
+            copy=copy,
+            **self._configure_task(**kwargs),
         )
-        return {
-            "move_towards_target": rewards.moving_towards_target(
-                cube_forward,
-                records["velocity"][:steps],
-                self._move_weight,
-                term="movingTowardsDot",
-                cube_name="orientationCube.transform.forward",
-                velocity_name="body.velocity",
-            ),
-            "facing_target": rewards.facing_target(
-                cube_forward,
-                body_forward,
-                self._facing_weight,
-                term="facingDot",
-                cube_name="orientationCube.transform.forward",
-                forward_name="body.forward",
-            ),
-        }
+
+
+def make_crawler_vector_env(num_envs: int = 1, *, num_workers: int = 1, **kwargs: Any) -> VectorEnv:
+    """The ``vector_entry_point`` of the Crawler ids: :class:`CrawlerVectorEnv` in 1 process.
+
+    With ``num_workers`` > 1 the agents are split over that many processes (see
+    ``envs.vector.make_vector_env``).
+    """
+    return make_vector_env(CrawlerVectorEnv, num_envs, num_workers=num_workers, **kwargs)

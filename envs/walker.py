@@ -2,26 +2,28 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import pybullet as p
 from gymnasium.utils import EzPickle
+from gymnasium.vector import VectorEnv
 from numpy.typing import NDArray
 
 from envs import rewards
 from envs.locomotion import (
     ActuatedPart,
     BodyDescription,
+    LocomotionAgents,
     LocomotionEnv,
     dynamic_platform,
     static_course,
 )
+from envs.vector import LocomotionVectorEnv, make_vector_env
 from physbody import PhysicsSensorSettings, transforms
 
-__all__ = ["WalkerEnv"]
+__all__ = ["WALKER", "WalkerAgents", "WalkerEnv", "WalkerVectorEnv", "make_walker_vector_env"]
 
 WALKER = BodyDescription(
     urdf="walker.urdf",
@@ -69,7 +71,115 @@ WALKER = BodyDescription(
 )
 
 
-class WalkerEnv(LocomotionEnv, EzPickle):
+class WalkerAgents(LocomotionAgents):
+    """The Walker's task for any number of agents: body, reward terms and their records.
+
+    Shared by :class:`WalkerEnv` (one agent) and :class:`WalkerVectorEnv` (N agents).
+    """
+
+    BODY: ClassVar[BodyDescription] = WALKER
+    REWARD_TERMS: ClassVar[tuple[str, ...]] = (
+        "move_towards_target",
+        "look_at_target",
+        "head_height",
+        "target_touch",
+        "ground_contact",
+    )
+
+    def _configure_task(
+        self,
+        *,
+        dynamic_target: bool = True,
+        move_towards_target_weight: float = 0.02,
+        look_at_target_weight: float = 0.02,
+        head_height_weight: float = 0.005,
+        **common: Any,
+    ) -> dict[str, Any]:
+        """Stores the reward weights; returns the world arguments (scene, prefab drive, rest)."""
+        self._move_weight = float(move_towards_target_weight)
+        self._look_weight = float(look_at_target_weight)
+        self._height_weight = float(head_height_weight)
+        scene = (
+            dynamic_platform(target_start=(6.2, 3.824, 0.65))
+            if dynamic_target
+            else static_course(distance=1800.0, target_height=1.29)
+        )
+        # WalkerRagdoll prefab's slerp drive.
+        return {"scene": scene, "prefab_drive": (10000.0, 100.0, 25000.0), **common}
+
+    def _after_build(self) -> None:
+        names = self.BODY.part_names
+        self._watched_links = [self._part_links[names.index(n)] for n in ("head", "footL", "footR")]
+
+    def _new_records(self, num_agents: int) -> dict[str, NDArray[np.float64]]:
+        k = self._frame_skip
+        return {
+            "cube_forward": np.zeros((k, num_agents, 3)),
+            "velocity": np.zeros((k, num_agents, 3)),
+            "head_orientation": np.zeros((k, num_agents, 4)),
+            "head": np.zeros((k, num_agents, 3)),
+            "foot_left": np.zeros((k, num_agents, 3)),
+            "foot_right": np.zeros((k, num_agents, 3)),
+        }
+
+    def _record(
+        self,
+        records: dict[str, NDArray[np.float64]],
+        k: int,
+        agents: NDArray[np.intp],
+        root_position: NDArray[np.float64],
+        root_orientation: NDArray[np.float64],
+        root_velocity: NDArray[np.float64],
+        cube_forward_before: NDArray[np.float64],
+    ) -> None:
+        # WalkerAgent reads the cube's forward before updating the cube.
+        records["cube_forward"][k, agents] = cube_forward_before
+        records["velocity"][k, agents] = root_velocity
+        client, watched = self._client, self._watched_links
+        heads, head_orientations, left, right = [], [], [], []
+        for i in agents.tolist():
+            head, foot_left, foot_right = p.getLinkStates(
+                self._agents[i].robot, watched, computeForwardKinematics=1, physicsClientId=client
+            )
+            heads.append(head[4])
+            head_orientations.append(head[5])
+            left.append(foot_left[4])
+            right.append(foot_right[4])
+        records["head"][k, agents] = heads
+        records["head_orientation"][k, agents] = head_orientations
+        records["foot_left"][k, agents] = left
+        records["foot_right"][k, agents] = right
+
+    def _reward_terms(
+        self, records: dict[str, NDArray[np.float64]], steps: int
+    ) -> dict[str, float]:
+        cube_forward = records["cube_forward"][:steps]
+        head_forward = transforms.quat_rotate(records["head_orientation"][:steps], (0.0, 1.0, 0.0))
+        return {
+            "move_towards_target": rewards.moving_towards_target(
+                cube_forward,
+                records["velocity"][:steps],
+                self._move_weight,
+                term="moveTowardsTargetReward",
+                velocity_name="hips.velocity",
+            ),
+            "look_at_target": rewards.facing_target(
+                cube_forward,
+                head_forward,
+                self._look_weight,
+                term="lookAtTargetReward",
+                forward_name="head.forward",
+            ),
+            "head_height": rewards.head_height_over_feet(
+                records["head"][:steps],
+                records["foot_left"][:steps],
+                records["foot_right"][:steps],
+                self._height_weight,
+            ),
+        }
+
+
+class WalkerEnv(WalkerAgents, LocomotionEnv, EzPickle):
     """ML-Agents' Walker (seed version: release 4 with #4205's NaN checks) on PyBullet.
 
     A 93 kg, 16-part humanoid learns to walk to a target. ``Walker-v0`` is WalkerDynamic (a
@@ -120,17 +230,11 @@ class WalkerEnv(LocomotionEnv, EzPickle):
         render_mode: None, "rgb_array" or "human".
         width, height: rgb_array frame size in pixels.
 
+    ``gym.make_vec("Walker-v0", num_envs=N)`` gives :class:`WalkerVectorEnv`: N agents in one
+    world with the same per-agent behaviour.
+
     Version history: v0, the seed version (ML-Agents release 4 bodies and rewards, #4205).
     """
-
-    BODY: ClassVar[BodyDescription] = WALKER
-    REWARD_TERMS: ClassVar[tuple[str, ...]] = (
-        "move_towards_target",
-        "look_at_target",
-        "head_height",
-        "target_touch",
-        "ground_contact",
-    )
 
     def __init__(
         self,
@@ -149,104 +253,62 @@ class WalkerEnv(LocomotionEnv, EzPickle):
         width: int = 480,
         height: int = 480,
     ) -> None:
-        EzPickle.__init__(
-            self,
-            dynamic_target=dynamic_target,
-            move_towards_target_weight=move_towards_target_weight,
-            look_at_target_weight=look_at_target_weight,
-            head_height_weight=head_height_weight,
-            frame_skip=frame_skip,
-            sensor_settings=sensor_settings,
-            urdf=urdf,
-            joint_spring=joint_spring,
-            joint_damper=joint_damper,
-            joint_max_force=joint_max_force,
-            render_mode=render_mode,
-            width=width,
-            height=height,
-        )
-        self._move_weight = float(move_towards_target_weight)
-        self._look_weight = float(look_at_target_weight)
-        self._height_weight = float(head_height_weight)
-        scene = (
-            dynamic_platform(target_start=(6.2, 3.824, 0.65))
-            if dynamic_target
-            else static_course(distance=1800.0, target_height=1.29)
-        )
-        super().__init__(
-            scene=scene,
-            frame_skip=frame_skip,
-            sensor_settings=sensor_settings,
-            urdf=urdf,
-            joint_spring=joint_spring,
-            joint_damper=joint_damper,
-            joint_max_force=joint_max_force,
-            prefab_drive=(10000.0, 100.0, 25000.0),  # WalkerRagdoll prefab's slerp drive
-            render_mode=render_mode,
-            width=width,
-            height=height,
-        )
-        names = self.BODY.part_names
-        self._watched_links = [self._part_links[names.index(n)] for n in ("head", "footL", "footR")]
-
-    def _new_records(self) -> dict[str, NDArray[np.float64]]:
-        k = self._frame_skip
-        return {
-            "cube_forward": np.zeros((k, 3)),
-            "velocity": np.zeros((k, 3)),
-            "head_orientation": np.zeros((k, 4)),
-            "head": np.zeros((k, 3)),
-            "foot_left": np.zeros((k, 3)),
-            "foot_right": np.zeros((k, 3)),
+        kwargs = {
+            "dynamic_target": dynamic_target,
+            "move_towards_target_weight": move_towards_target_weight,
+            "look_at_target_weight": look_at_target_weight,
+            "head_height_weight": head_height_weight,
+            "frame_skip": frame_skip,
+            "sensor_settings": sensor_settings,
+            "urdf": urdf,
+            "joint_spring": joint_spring,
+            "joint_damper": joint_damper,
+            "joint_max_force": joint_max_force,
+            "render_mode": render_mode,
+            "width": width,
+            "height": height,
         }
+        EzPickle.__init__(self, **kwargs)
+        super().__init__(**self._configure_task(**kwargs))
 
-    def _record(
+
+class WalkerVectorEnv(WalkerAgents, LocomotionVectorEnv):
+    """``num_envs`` Walkers in one PyBullet world: the native vector form of the Walker ids.
+
+    Each agent behaves as one :class:`WalkerEnv` (same actions, observations, rewards and
+    episode ends) on its own platform; see ``envs.vector.LocomotionVectorEnv`` for the
+    batch API (autoreset, infos, seeding).
+
+    Args:
+        num_envs: number of agents.
+        max_episode_steps: decisions per episode before truncation, counted per agent
+            (``gym.make_vec`` passes the id's 1000); None never truncates.
+        copy: return a copy of the observation buffer (True) or the buffer itself.
+        **kwargs: :class:`WalkerEnv`'s arguments (``dynamic_target``, the reward weights,
+            ``frame_skip``, ``sensor_settings``, ``urdf``, the joint drive, ``render_mode``
+            ("rgb_array" only), ``width``, ``height``).
+    """
+
+    def __init__(
         self,
-        records: dict[str, NDArray[np.float64]],
-        k: int,
-        root_position: Sequence[float],
-        root_orientation: Sequence[float],
-        root_velocity: Sequence[float],
-        cube_forward_before: Sequence[float],
+        num_envs: int,
+        *,
+        max_episode_steps: int | None = 1000,
+        copy: bool = True,
+        **kwargs: Any,
     ) -> None:
-        # WalkerAgent reads the cube's forward before updating the cube.
-        records["cube_forward"][k] = cube_forward_before
-        records["velocity"][k] = root_velocity
-        head, foot_left, foot_right = p.getLinkStates(
-            self._robot,
-            self._watched_links,
-            computeForwardKinematics=1,
-            physicsClientId=self._client,
+        super().__init__(
+            num_envs=num_envs,
+            max_episode_steps=max_episode_steps,
+            copy=copy,
+            **self._configure_task(**kwargs),
         )
-        records["head"][k] = head[4]
-        records["head_orientation"][k] = head[5]
-        records["foot_left"][k] = foot_left[4]
-        records["foot_right"][k] = foot_right[4]
 
-    def _reward_terms(
-        self, records: dict[str, NDArray[np.float64]], steps: int
-    ) -> dict[str, float]:
-        cube_forward = records["cube_forward"][:steps]
-        head_forward = transforms.quat_rotate(records["head_orientation"][:steps], (0.0, 1.0, 0.0))
-        return {
-            "move_towards_target": rewards.moving_towards_target(
-                cube_forward,
-                records["velocity"][:steps],
-                self._move_weight,
-                term="moveTowardsTargetReward",
-                velocity_name="hips.velocity",
-            ),
-            "look_at_target": rewards.facing_target(
-                cube_forward,
-                head_forward,
-                self._look_weight,
-                term="lookAtTargetReward",
-                forward_name="head.forward",
-            ),
-            "head_height": rewards.head_height_over_feet(
-                records["head"][:steps],
-                records["foot_left"][:steps],
-                records["foot_right"][:steps],
-                self._height_weight,
-            ),
-        }
+
+def make_walker_vector_env(num_envs: int = 1, *, num_workers: int = 1, **kwargs: Any) -> VectorEnv:
+    """The ``vector_entry_point`` of the Walker ids: :class:`WalkerVectorEnv` in 1 process.
+
+    With ``num_workers`` > 1 the agents are split over that many processes (see
+    ``envs.vector.make_vector_env``).
+    """
+    return make_vector_env(WalkerVectorEnv, num_envs, num_workers=num_workers, **kwargs)
