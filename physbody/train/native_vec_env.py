@@ -32,9 +32,10 @@ from stable_baselines3.common.vec_env.base_vec_env import (
     VecEnvIndices,
     VecEnvObs,
     VecEnvStepReturn,
+    VecEnvWrapper,
 )
 
-__all__ = ["NativeVecEnv", "make_native_vec_env"]
+__all__ = ["NativeVecEnv", "ScaledReward", "make_native_vec_env"]
 
 
 class NativeVecEnv(VecEnv):
@@ -131,6 +132,28 @@ class NativeVecEnv(VecEnv):
     ) -> list[bool]:
         """Always False: the agents are not Gymnasium envs and carry no wrappers."""
         return [False] * len(self._get_indices(indices))
+
+
+class ScaledReward(VecEnvWrapper):
+    """Multiplies every reward by a constant (ML-Agents' reward signal ``strength``).
+
+    Args:
+        venv: the SB3 vector env to wrap.
+        strength: the factor applied to each agent's reward.
+    """
+
+    def __init__(self, venv: VecEnv, strength: float) -> None:
+        super().__init__(venv)
+        self.strength = float(strength)
+
+    def reset(self) -> VecEnvObs:
+        """Resets the wrapped env."""
+        return self.venv.reset()
+
+    def step_wait(self) -> VecEnvStepReturn:
+        """Steps the wrapped env and scales its rewards."""
+        observations, rewards, dones, infos = self.venv.step_wait()
+        return observations, rewards * self.strength, dones, infos
 
 
 def make_native_vec_env(

@@ -17,7 +17,6 @@ file and the final model follow ``checkpoints.py`` and ``layout.py``.
 
 from __future__ import annotations
 
-import functools
 import importlib.util
 import logging
 import shutil
@@ -177,32 +176,22 @@ def resolve_settings(options: TrainOptions) -> tuple[str, str, TrainerSettings]:
 
 
 # ------------------------------------------------------------------------------- building
-def _make_env(env_id: str, strength: float) -> Any:
-    """One environment (imports ``envs`` so that the ids are registered)."""
-    import gymnasium as gym
-
-    import envs  # noqa: F401  (registers the ids)
-
-    env = gym.make(env_id)
-    if strength != 1.0:
-        env = gym.wrappers.TransformReward(env, functools.partial(_scale, strength))
-    return env
-
-
-def _scale(strength: float, reward: float) -> float:
-    return strength * reward
-
-
 def make_vec_env(env_id: str, settings: TrainerSettings, num_envs: int) -> Any:
-    """``num_envs`` copies of ``env_id`` in a ``DummyVecEnv``, wrapped in ``VecMonitor``.
+    """``num_envs`` agents of ``env_id`` in the native vector env, wrapped in ``VecMonitor``.
 
-    Observation normalisation is added by the caller (fresh or loaded ``VecNormalize``).
+    All agents share one PyBullet world and one ``stepSimulation`` per physics step (see
+    ``envs.vector``); the extrinsic reward's ``strength`` scales the rewards. Observation
+    normalisation is added by the caller (fresh or loaded ``VecNormalize``).
     """
-    from stable_baselines3.common.vec_env import DummyVecEnv, VecMonitor
+    from stable_baselines3.common.vec_env import VecMonitor
 
+    from physbody.train.native_vec_env import ScaledReward, make_native_vec_env
+
+    venv = make_native_vec_env(env_id, num_envs)
     strength = float(settings.reward_signals.extrinsic.strength)
-    factory = functools.partial(_make_env, env_id, strength)
-    return VecMonitor(DummyVecEnv([factory] * num_envs))
+    if strength != 1.0:
+        venv = ScaledReward(venv, strength)
+    return VecMonitor(venv)
 
 
 def _normalize(venv: Any, settings: TrainerSettings) -> Any:
