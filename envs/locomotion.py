@@ -1180,6 +1180,15 @@ class LocomotionAgents(abc.ABC):
         """Called once the world is built; a task can look up what its hooks need."""
 
     @abc.abstractmethod
+    def _configure_task(self, **task_kwargs: Any) -> dict[str, Any]:
+        """Stores the task's own arguments (reward weights...) and returns the world's.
+
+        The returned dict holds ``_build_agents``'s arguments (``scene``, ``prefab_drive`` and
+        the common ones passed through), so the single and the vector env take the same
+        keywords.
+        """
+
+    @abc.abstractmethod
     def _new_records(self, num_agents: int) -> dict[str, NDArray[np.float64]]:
         """Arrays of shape (frame_skip, num_agents, ...) that the reward terms read."""
 
@@ -1279,35 +1288,16 @@ class LocomotionEnv(LocomotionAgents, gym.Env[NDArray[np.float32], NDArray[np.fl
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["human", "rgb_array"], "render_fps": 15}
 
-    def __init__(
-        self,
-        *,
-        scene: SceneDescription,
-        frame_skip: int = 5,
-        sensor_settings: PhysicsSensorSettings | None = None,
-        urdf: str | Path | None = None,
-        joint_spring: float = 40000.0,
-        joint_damper: float = 3000.0,
-        joint_max_force: float = 10000.0,
-        prefab_drive: tuple[float, float, float] = (0.0, 0.0, 0.0),
-        render_mode: str | None = None,
-        width: int = 480,
-        height: int = 480,
-    ) -> None:
-        self._build_agents(
-            num_agents=1,
-            scene=scene,
-            frame_skip=frame_skip,
-            sensor_settings=sensor_settings,
-            urdf=urdf,
-            joint_spring=joint_spring,
-            joint_damper=joint_damper,
-            joint_max_force=joint_max_force,
-            prefab_drive=prefab_drive,
-            render_mode=render_mode,
-            width=width,
-            height=height,
-        )
+    def __init__(self, **world_kwargs: Any) -> None:
+        """Builds the world with one agent.
+
+        Args:
+            **world_kwargs: ``_build_agents``'s arguments (``scene``, ``frame_skip``,
+                ``sensor_settings``, ``urdf``, the joint drive, ``prefab_drive``,
+                ``render_mode``, ``width``, ``height``), as the task's ``_configure_task``
+                returns them.
+        """
+        self._build_agents(num_agents=1, **world_kwargs)
         self.observation_space = self._agent_observation_space
         self.action_space = self._agent_action_space
 

@@ -43,8 +43,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 from numpy.typing import NDArray
 
-from envs.locomotion import LocomotionAgents, SceneDescription, validate_actions
-from physbody import PhysicsSensorSettings
+from envs.locomotion import LocomotionAgents, validate_actions
 
 __all__ = [
     "LocomotionVectorEnv",
@@ -142,10 +141,11 @@ class LocomotionVectorEnv(LocomotionAgents, VectorEnv):
             truncates.
         copy: return a copy of the observation buffer from ``reset`` and ``step`` (True), or
             the buffer itself, overwritten by the next call (False).
-        scene, frame_skip, sensor_settings, urdf, joint_spring, joint_damper,
-        joint_max_force, prefab_drive, render_mode, width, height: as for
-            ``LocomotionEnv``; ``render_mode`` is None or "rgb_array" (``render()`` returns
-            one frame per agent).
+        **task_kwargs: the single env's arguments (``dynamic_target``, the reward weights,
+            ``frame_skip``, ``sensor_settings``, ``urdf``, the joint drive, ``render_mode``,
+            ``width``, ``height``), turned into the world's by the task's
+            ``_configure_task``; ``render_mode`` is None or "rgb_array" (``render()``
+            returns one frame per agent).
     """
 
     metadata: ClassVar[dict[str, Any]] = {
@@ -156,21 +156,11 @@ class LocomotionVectorEnv(LocomotionAgents, VectorEnv):
 
     def __init__(
         self,
-        *,
         num_envs: int,
+        *,
         max_episode_steps: int | None = 1000,
         copy: bool = True,
-        scene: SceneDescription,
-        frame_skip: int = 5,
-        sensor_settings: PhysicsSensorSettings | None = None,
-        urdf: str | None = None,
-        joint_spring: float = 40000.0,
-        joint_damper: float = 3000.0,
-        joint_max_force: float = 10000.0,
-        prefab_drive: tuple[float, float, float] = (0.0, 0.0, 0.0),
-        render_mode: str | None = None,
-        width: int = 480,
-        height: int = 480,
+        **task_kwargs: Any,
     ) -> None:
         if max_episode_steps is not None and (
             isinstance(max_episode_steps, bool)
@@ -180,20 +170,7 @@ class LocomotionVectorEnv(LocomotionAgents, VectorEnv):
             raise ValueError(
                 f"max_episode_steps must be a positive int or None, got {max_episode_steps!r}"
             )
-        self._build_agents(
-            num_agents=num_envs,
-            scene=scene,
-            frame_skip=frame_skip,
-            sensor_settings=sensor_settings,
-            urdf=urdf,
-            joint_spring=joint_spring,
-            joint_damper=joint_damper,
-            joint_max_force=joint_max_force,
-            prefab_drive=prefab_drive,
-            render_mode=render_mode,
-            width=width,
-            height=height,
-        )
+        self._build_agents(num_agents=num_envs, **self._configure_task(**task_kwargs))
         self.num_envs = num_envs
         self.single_observation_space = self._agent_observation_space
         self.single_action_space = self._agent_action_space

@@ -279,30 +279,9 @@ class WalkerVectorEnv(WalkerAgents, LocomotionVectorEnv):
     episode ends) on its own platform; see ``envs.vector.LocomotionVectorEnv`` for the
     batch API (autoreset, infos, seeding).
 
-    Args:
-        num_envs: number of agents.
-        max_episode_steps: decisions per episode before truncation, counted per agent
-            (``gym.make_vec`` passes the id's 1000); None never truncates.
-        copy: return a copy of the observation buffer (True) or the buffer itself.
-        **kwargs: :class:`WalkerEnv`'s arguments (``dynamic_target``, the reward weights,
-            ``frame_skip``, ``sensor_settings``, ``urdf``, the joint drive, ``render_mode``
-            ("rgb_array" only), ``width``, ``height``).
+    Takes :class:`WalkerEnv`'s arguments plus ``num_envs``, ``max_episode_steps`` and
+    ``copy`` (see ``envs.vector.LocomotionVectorEnv``).
     """
-
-    def __init__(
-        self,
-        num_envs: int,
-        *,
-        max_episode_steps: int | None = 1000,
-        copy: bool = True,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(
-            num_envs=num_envs,
-            max_episode_steps=max_episode_steps,
-            copy=copy,
-            **self._configure_task(**kwargs),
-        )
 
 
 def make_walker_vector_env(num_envs: int = 1, *, num_workers: int = 1, **kwargs: Any) -> VectorEnv:
