@@ -23,6 +23,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 __all__ = [
+    "cross",
     "from_to_rotation",
     "pose_inverse",
     "pose_multiply",
@@ -216,7 +217,7 @@ def from_to_rotation(from_direction: ArrayLike, to_direction: ArrayLike) -> Floa
     # q = (a x b, |a||b| + a.b), normalised, is the half-angle rotation from a to b, with no
     # need to normalise a and b first.
     lengths = np.sqrt(np.einsum("...i,...i->...", a, a) * np.einsum("...i,...i->...", b, b))
-    xyz = _cross(a, b)
+    xyz = cross(a, b)
     w = (lengths + np.einsum("...i,...i->...", a, b))[..., None]
     # w = |a||b| (1 + cos(angle)) ~ |a||b| delta^2 / 2 at delta rad from antiparallel.
     # Rounding leaves w below ~1e-15 |a||b| for exactly antiparallel input; 1e-14 switches to
@@ -229,7 +230,7 @@ def from_to_rotation(from_direction: ArrayLike, to_direction: ArrayLike) -> Floa
         a = a + np.zeros_like(xyz)
         # Any axis perpendicular to a: cross with the basis vector least aligned with it.
         basis = np.eye(3)[np.argmin(np.abs(a), axis=-1)]
-        perpendicular = _cross(a, basis)
+        perpendicular = cross(a, basis)
         xyz = np.where(antiparallel[..., None], perpendicular, xyz)
         w = np.where(antiparallel[..., None], 0.0, w)
     quat = np.concatenate((xyz, w), axis=-1)
@@ -257,8 +258,20 @@ def quat_to_matrix(q: ArrayLike) -> FloatArray:
     return (outer.reshape(*batch, 16) @ _ROTATION_MATRIX).reshape(*batch, 3, 3)
 
 
-def _cross(a: FloatArray, b: FloatArray) -> FloatArray:
-    """Cross product over the last axis; np.cross costs ~13 us per call on small arrays."""
+def cross(a: ArrayLike, b: ArrayLike) -> FloatArray:
+    """Cross product ``a x b`` over the last axis, broadcasting leading dimensions.
+
+    Four gathers and three ufuncs: ``np.cross`` costs ~13 us per call at these sizes.
+
+    Args:
+        a: (..., 3) vectors.
+        b: (..., 3) vectors, broadcast against ``a``.
+
+    Returns:
+        (..., 3) vectors.
+    """
+    a = _as_array(a, 3, "a")
+    b = _as_array(b, 3, "b")
     return a[..., _NEXT] * b[..., _AFTER_NEXT] - a[..., _AFTER_NEXT] * b[..., _NEXT]
 
 

@@ -413,3 +413,13 @@ def test_state_functions_reject_mismatched_body_counts():
     good = (np.zeros((3, 3)), np.tile([0.0, 0, 0, 1], (3, 1)), np.zeros((3, 3)), np.zeros((3, 3)))
     with pytest.raises(ValueError, match=re.escape("(2,)")):
         tf.to_local_space(*good, [-1, 0])
+
+
+def test_cross_matches_numpy_and_broadcasts():
+    rng = np.random.default_rng(7)
+    a = rng.normal(size=(2, 5, 3))
+    b = rng.normal(size=(5, 3))
+    np.testing.assert_allclose(tf.cross(a, b), np.cross(a, b), atol=1e-14)
+    np.testing.assert_array_equal(tf.cross([1, 0, 0], [0, 1, 0]), [0, 0, 1])
+    with pytest.raises(ValueError, match=r"\(2,\)"):
+        tf.cross([1.0, 2.0], [0.0, 1.0, 0.0])
