@@ -227,8 +227,12 @@ class PhysicsBodySensor:
         rows = []
         for fields in (self._model_fields, self._local_fields):
             block = [
-                np.full(width, 1.0 if quantity == _ROTATION else big, dtype=np.float32)
-                for quantity, width in fields
+                np.full(
+                    field.stop - field.start,
+                    1.0 if field == transforms.STATE_ROTATION else big,
+                    dtype=np.float32,
+                )
+                for field in fields
             ]
             if block:
                 rows.append(np.tile(np.concatenate(block), len(self._body_names)))
@@ -240,7 +244,7 @@ class PhysicsBodySensor:
         start = 0
         blocks = (("model_space", self._model_fields), ("local_space", self._local_fields))
         for space, fields in blocks:
-            width = sum(w for _, w in fields)
+            width = sum(field.stop - field.start for field in fields)
             if width == 0:
                 continue
             for body in self._body_names:
@@ -249,8 +253,6 @@ class PhysicsBodySensor:
         return layout
 
 
-_WIDTHS = (3, 4, 3, 3)  # translation, rotation, linear velocity, angular velocity
-_ROTATION = 1
 #: Where each quantity sits in a packed state row.
 _PACKED = (
     transforms.STATE_POSITION,
@@ -261,16 +263,19 @@ _PACKED = (
 _STATE_WIDTH = transforms.STATE_WIDTH
 
 
-def _fields(*flags: bool) -> tuple[tuple[int, int], ...]:
-    """(quantity index, width) of the flagged quantities, in write order."""
-    return tuple((i, _WIDTHS[i]) for i, flag in enumerate(flags) if flag)
+def _fields(*flags: bool) -> tuple[slice, ...]:
+    """Packed-state columns of the flagged quantities, in write order.
+
+    The flags are, in order: translation, rotation, linear velocity, angular velocity.
+    """
+    return tuple(field for field, flag in zip(_PACKED, flags, strict=True) if flag)
 
 
-def _columns(fields: tuple[tuple[int, int], ...]) -> NDArray[np.intp]:
-    """Packed-state columns of the flagged quantities, in write order."""
+def _columns(fields: tuple[slice, ...]) -> NDArray[np.intp]:
+    """The packed-state column indices of ``fields``, in write order."""
     if not fields:
         return np.zeros(0, dtype=np.intp)
-    return np.concatenate([np.arange(*_PACKED[q].indices(_STATE_WIDTH)) for q, _ in fields])
+    return np.concatenate([np.arange(field.start, field.stop) for field in fields])
 
 
 def _check_buffer(buffer: NDArray[np.floating], offset: int, size: int) -> None:
