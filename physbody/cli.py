@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 import sys
 from collections.abc import Sequence
 
@@ -36,6 +37,26 @@ def _positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return value
+
+
+def _finite_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
     return value
 
 
@@ -133,6 +154,22 @@ def build_parser() -> argparse.ArgumentParser:
         default=4,
         help="environments in each env runner (default 4)",
     )
+    scale.add_argument(
+        "--on-env-runner-failure",
+        choices=("restart", "ignore", "stop"),
+        default="restart",
+        help="when an env runner is lost (its process or machine died): restart = go on with "
+        "the others while Ray re-creates it where resources allow (default); ignore = go on "
+        "without it; stop = stop with a final checkpoint",
+    )
+    scale.add_argument(
+        "--env-runner-probe-timeout",
+        type=_positive_float,
+        default=30.0,
+        metavar="SECONDS",
+        help="how long each health probe of a lost env runner waits, once per iteration while "
+        "one is lost (default 30, RLlib's)",
+    )
     train.add_argument(
         "--no-progress-bar",
         dest="progress_bar",
@@ -144,7 +181,7 @@ def build_parser() -> argparse.ArgumentParser:
         "play",
         help="run an exported ONNX policy",
         description="Run an exported policy (deterministic actions, onnxruntime) and print each "
-        "episode's return; optionally film it (needs the ffmpeg program).",
+        "episode's return; optionally film it (imageio-ffmpeg's own ffmpeg, no system program).",
     )
     play.add_argument("model", help="an .onnx policy written by physbody train")
     play.add_argument(
@@ -161,25 +198,44 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument(
         "--video",
         default=None,
-        help="write the episodes to this video file; the extension (.mp4, .webm, .gif, ...) "
-        "picks the format",
+        help="write the episodes to this video file; the extension picks the format: .mp4, "
+        ".m4v, .mov, .mkv (H.264), .webm (VP9) or .gif",
     )
 
     plot = commands.add_parser(
         "plot",
-        help="write a PNG learning curve of a run",
+        help="write a PNG (and SVG) learning curve of a run",
         description="Plot the episode returns of RUN_DIR/<behavior>/episodes.csv against "
-        "environment steps.",
+        "environment steps (matplotlib): per behavior a moving mean with a shaded band of "
+        "one standard deviation, and each episode as a faint dot.",
     )
     plot.add_argument("run_dir", help="a run folder, e.g. results/ppo")
     plot.add_argument(
-        "--out", default=None, help="PNG to write (default: RUN_DIR/learning_curve.png)"
+        "--out",
+        default=None,
+        help="file to write, .png or .svg (default: RUN_DIR/learning_curve.png)",
+    )
+    plot.add_argument(
+        "--svg", action="store_true", help="also write an SVG beside it (same name, .svg)"
     )
     plot.add_argument(
         "--window",
         type=_positive_int,
         default=None,
-        help="episodes in the moving mean (default: automatic)",
+        help="episodes in the moving mean and spread (default: automatic)",
+    )
+    plot.add_argument(
+        "--reference",
+        type=_finite_float,
+        default=None,
+        metavar="RETURN",
+        help="draw a dashed horizontal line at this return, e.g. ML-Agents' benchmark",
+    )
+    plot.add_argument(
+        "--reference-label",
+        default=None,
+        metavar="TEXT",
+        help="legend entry of the --reference line (default: reference)",
     )
     return parser
 
@@ -209,6 +265,8 @@ def _train(args: argparse.Namespace) -> int:
                 address=args.address,
                 num_env_runners=args.num_env_runners,
                 num_envs_per_runner=args.num_envs_per_runner,
+                on_env_runner_failure=args.on_env_runner_failure,
+                env_runner_probe_timeout_s=args.env_runner_probe_timeout,
             ),
         )
     else:
@@ -248,7 +306,19 @@ def _play(args: argparse.Namespace) -> int:
 def _plot(args: argparse.Namespace) -> int:
     from physbody.train.plot import plot_run
 
-    print(plot_run(args.run_dir, args.out, window=args.window))
+    if args.reference_label is not None and args.reference is None:
+        raise ValueError("--reference-label needs --reference RETURN")
+    out = plot_run(
+        args.run_dir,
+        args.out,
+        window=args.window,
+        reference=args.reference,
+        reference_label=args.reference_label,
+        svg=args.svg,
+    )
+    print(out)
+    if args.svg and out.suffix.lower() != ".svg":
+        print(out.with_suffix(".svg"))
     return 0
 
 
@@ -280,6 +350,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             "onnxruntime",
             "yaml",
             "tensorboard",
+            "matplotlib",
+            "imageio",
+            "imageio_ffmpeg",
+            "tqdm",
         ):
             print(f"physbody {args.command}: error: {error}; {_EXTRA_HINT}", file=sys.stderr)
             return 1

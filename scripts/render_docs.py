@@ -2,7 +2,7 @@
 
 Run: ``python scripts/render_docs.py``. Each env is reset with a fixed seed and stepped with
 mid-range joint targets at half strength so the body has landed, then one ``rgb_array``
-frame (TinyRenderer, headless) is written as PNG.
+frame (TinyRenderer, headless) is written as PNG with imageio (the training extra).
 """
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import gymnasium as gym
+import imageio.v3 as iio
 import numpy as np
 
 import envs  # noqa: F401  (registers the ids)
-from physbody.train.png import write_png
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 
@@ -25,7 +25,7 @@ def render(env_id: str, path: Path, steps: int = 12) -> None:
     action = np.zeros(env.action_space.shape, dtype=np.float32)
     for _ in range(steps):
         env.step(action)
-    write_png(path, env.render())
+    iio.imwrite(path, env.render())
     env.close()
 
 

@@ -5,8 +5,7 @@
   ``summary_freq`` steps.
 - :class:`PeriodicCheckpoint`: calls a save function every ``checkpoint_interval`` steps.
 - :class:`StopOnRequest`: ends ``learn()`` once a stop was requested (SIGINT/SIGTERM).
-- :class:`TextProgressBar`: a one-line progress bar on a terminal, for when tqdm and rich (which
-  SB3's own progress bar needs) are not installed.
+- :class:`TqdmProgressBar`: a tqdm progress bar on a terminal (none when output is redirected).
 """
 
 from __future__ import annotations
@@ -14,7 +13,6 @@ from __future__ import annotations
 import csv
 import io
 import logging
-import math
 import sys
 import threading
 import time
@@ -33,7 +31,7 @@ __all__ = [
     "EpisodeTracker",
     "PeriodicCheckpoint",
     "StopOnRequest",
-    "TextProgressBar",
+    "TqdmProgressBar",
     "next_save_step",
     "stop_on_signals",
     "truncate_episode_log",
@@ -186,65 +184,46 @@ class StopOnRequest(BaseCallback):
         return not self._event.is_set()
 
 
-def _clock(seconds: float) -> str:
-    if not math.isfinite(seconds):
-        return "--:--"
-    minutes, secs = divmod(int(seconds), 60)
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+class TqdmProgressBar(BaseCallback):
+    """A tqdm progress bar of the run's step count (steps/s, elapsed, time left).
 
-
-class TextProgressBar(BaseCallback):
-    """A one-line progress bar (steps, steps/s, time left), redrawn at most twice a second.
-
-    It draws only when ``stream`` is a terminal.
+    It counts from the step count at which ``learn()`` starts (so a resumed run shows its whole
+    progress towards ``total_steps``) and draws only when ``stream`` is a terminal: tqdm's
+    ``disable=None``.
 
     Args:
         total_steps: the step count at which training ends.
         stream: where to draw; ``sys.stderr`` by default.
-        width: characters of the bar itself.
     """
 
-    def __init__(self, total_steps: int, stream: TextIO | None = None, width: int = 30) -> None:
+    def __init__(self, total_steps: int, stream: TextIO | None = None) -> None:
         super().__init__()
+        if isinstance(total_steps, bool) or not isinstance(total_steps, int) or total_steps < 1:
+            raise ValueError(f"total_steps must be an int >= 1, got {total_steps!r}")
         self._total = total_steps
         self._stream = stream
-        self._width = width
-        self._start_steps = 0
-        self._start_time = 0.0
-        self._last_draw = 0.0
-        self._enabled = False
+        self._bar: Any = None
 
     def _on_training_start(self) -> None:
-        stream = self._stream if self._stream is not None else sys.stderr
-        self._stream = stream
-        self._enabled = bool(getattr(stream, "isatty", lambda: False)())
-        self._start_steps = self.num_timesteps
-        self._start_time = time.monotonic()
+        from tqdm import tqdm
+
+        self._bar = tqdm(
+            total=self._total,
+            initial=min(self.num_timesteps, self._total),
+            file=self._stream if self._stream is not None else sys.stderr,
+            disable=None,  # no bar when the stream is not a terminal
+            unit="step",
+            unit_scale=True,
+            dynamic_ncols=True,
+            mininterval=0.5,
+        )
 
     def _on_step(self) -> bool:
-        now = time.monotonic()
-        if self._enabled and now - self._last_draw >= 0.5:
-            self._last_draw = now
-            self._draw(now)
+        if self._bar is not None:
+            self._bar.update(min(self.num_timesteps, self._total) - self._bar.n)
         return True
 
     def _on_training_end(self) -> None:
-        if self._enabled:
-            self._draw(time.monotonic())
-            self._stream.write("\n")
-            self._stream.flush()
-
-    def _draw(self, now: float) -> None:
-        steps = self.num_timesteps
-        fraction = min(1.0, steps / self._total) if self._total > 0 else 1.0
-        filled = int(round(fraction * self._width))
-        elapsed = max(now - self._start_time, 1e-9)
-        rate = (steps - self._start_steps) / elapsed
-        left = (self._total - steps) / rate if rate > 0 else math.inf
-        self._stream.write(
-            f"\r[{'#' * filled}{'.' * (self._width - filled)}] {fraction:4.0%} "
-            f"{steps:,}/{self._total:,} steps  {rate:,.0f} steps/s  "
-            f"elapsed {_clock(elapsed)}  left {_clock(max(left, 0.0))} "
-        )
-        self._stream.flush()
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None

@@ -23,11 +23,13 @@ killed run loses nothing already recorded. This module imports no training libra
 
 from __future__ import annotations
 
+import filecmp
 import glob
 import importlib.metadata
 import json
 import logging
 import math
+import re
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
@@ -179,28 +181,29 @@ class CheckpointManager:
     ) -> CheckpointManager:
         """A manager continuing the records of an existing status file (for ``--resume``).
 
-        A missing file is a warning (the manager starts empty), as in ML-Agents; a version
-        mismatch of physbody or torch is a warning.
+        A missing or corrupt status file (not readable, not JSON, not an object, malformed
+        records) loses nothing: the records are rebuilt from the checkpoint files on disk
+        (:meth:`rebuild`), a warning says so, and a corrupt file is kept beside it as
+        ``training_status.json.corrupt``. A version mismatch of physbody or torch is a warning.
 
         Raises:
-            TrainingStatusError: when the file is not JSON, has no ``metadata`` (a file from
-                an incompatible version), a different ``stats_format_version``, or malformed
-                records.
+            TrainingStatusError: when the file is a readable status file of an incompatible
+                version: no ``metadata``, or another ``stats_format_version``.
         """
         manager = cls(status_path, behavior, checkpoint_dir, max_to_keep=max_to_keep)
         path = manager._status_path
         if not path.is_file():
-            logger.warning(
-                "Training status file not found at %s. Not all functions will resume properly.",
-                path,
-            )
+            manager.rebuild(f"Training status file not found at {path}")
             return manager
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-            raise TrainingStatusError(f"cannot read training status {path}: {error}") from error
-        if not isinstance(data, dict):
-            raise TrainingStatusError(f"{path} must hold a JSON object, got {type(data).__name__}")
+            if not isinstance(data, dict):
+                raise TrainingStatusError(
+                    f"{path} must hold a JSON object, got {type(data).__name__}"
+                )
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, TrainingStatusError) as error:
+            manager._set_aside_corrupt(f"cannot read training status {path}: {error}")
+            return manager
         metadata = data.get("metadata")
         if not isinstance(metadata, dict):
             raise TrainingStatusError(
@@ -221,25 +224,101 @@ class CheckpointManager:
                     metadata.get(key),
                     manager._metadata[key],
                 )
+        try:
+            manager._read_entry(data)
+        except TrainingStatusError as error:
+            manager._other = {}
+            manager._extra = {}
+            manager._set_aside_corrupt(str(error))
+        return manager
+
+    def _read_entry(self, data: dict[str, Any]) -> None:
+        """Takes this behavior's records (and the other entries) from a parsed status file."""
+        path, behavior = self._status_path, self._behavior
         entry = data.get(behavior, {})
         if not isinstance(entry, dict):
             raise TrainingStatusError(f"{path}: {behavior!r} must be an object, got {entry!r}")
         records = entry.get("checkpoints", [])
         if not isinstance(records, list):
             raise TrainingStatusError(f"{path}: {behavior}.checkpoints must be a list")
-        manager._checkpoints = [
+        checkpoints = [
             CheckpointRecord.from_dict(item, f"{path}: {behavior}.checkpoints[{index}]")
             for index, item in enumerate(records)
         ]
+        final = None
         if entry.get("final_checkpoint") is not None:
-            manager._final = CheckpointRecord.from_dict(
+            final = CheckpointRecord.from_dict(
                 entry["final_checkpoint"], f"{path}: {behavior}.final_checkpoint"
             )
-        manager._other = {k: v for k, v in data.items() if k not in (behavior, "metadata")}
-        manager._extra = {
+        self._checkpoints, self._final = checkpoints, final
+        self._other = {k: v for k, v in data.items() if k not in (behavior, "metadata")}
+        self._extra = {
             k: v for k, v in entry.items() if k not in ("checkpoints", "final_checkpoint")
         }
-        return manager
+
+    def _set_aside_corrupt(self, reason: str) -> None:
+        """Keeps a corrupt status file as ``<name>.corrupt`` and rebuilds from the files."""
+        kept = self._status_path.with_name(self._status_path.name + ".corrupt")
+        try:
+            shutil.copyfile(self._status_path, kept)
+            reason += f" (kept as {kept})"
+        except OSError as error:
+            reason += f" (could not keep a copy: {error})"
+        self.rebuild(reason)
+
+    def rebuild(self, reason: str = "") -> list[CheckpointRecord]:
+        """Replaces the records with those of the checkpoint files on disk, and saves them.
+
+        Every ``<behavior>-<step>.onnx`` in ``checkpoint_dir`` becomes a record (oldest first)
+        with the file's modification time as ``creation_time`` and no ``reward`` (it was only
+        in the status file). The final model, ``<behavior>.onnx`` in ``checkpoint_dir``'s
+        parent (the run folder), is recorded as ``final_checkpoint`` when it is a copy of one
+        of them. Nothing is deleted, whatever ``max_to_keep`` says; the next
+        :meth:`add_checkpoint` prunes as usual.
+
+        Args:
+            reason: why, for the warning (e.g. the status file is missing); empty logs none.
+
+        Returns:
+            The rebuilt records, oldest first.
+        """
+        pattern = re.compile(rf"{re.escape(self._behavior)}-(\d+)\.onnx")
+        found: list[tuple[int, Path]] = []
+        if self._checkpoint_dir.is_dir():
+            for path in self._checkpoint_dir.iterdir():
+                match = pattern.fullmatch(path.name)
+                if match and path.is_file():
+                    found.append((int(match.group(1)), path))
+        found.sort()
+        self._checkpoints = [
+            CheckpointRecord(
+                steps=steps, file_path=str(path), reward=None, creation_time=path.stat().st_mtime
+            )
+            for steps, path in found
+        ]
+        self._final = None
+        final_model = self._checkpoint_dir.parent / f"{self._behavior}.onnx"
+        if final_model.is_file():
+            for record in reversed(self._checkpoints):
+                if filecmp.cmp(record.file_path, final_model, shallow=False):
+                    self._final = attrs.evolve(
+                        record,
+                        file_path=str(final_model),
+                        creation_time=final_model.stat().st_mtime,
+                    )
+                    break
+        if reason:
+            logger.warning(
+                "%s: rebuilt the records of %s from the checkpoint files in %s (steps %s%s); "
+                "their rewards are unknown.",
+                reason,
+                self._behavior,
+                self._checkpoint_dir,
+                ", ".join(str(r.steps) for r in self._checkpoints) or "none",
+                f"; final model at step {self._final.steps}" if self._final else "",
+            )
+        self.save()
+        return list(self._checkpoints)
 
     # ------------------------------------------------------------------------- queries
     @property

@@ -25,6 +25,9 @@ class OnnxPolicy:
 
     Raises:
         FileNotFoundError: when ``path`` does not exist.
+        PermissionError: when it cannot be read.
+        ValueError: when it is not an ONNX model, or not a policy of one (batch, n) float input
+            and one (batch, k) output.
         ImportError: when onnxruntime is not installed.
     """
 
@@ -32,6 +35,8 @@ class OnnxPolicy:
         path = Path(path)
         if not path.is_file():
             raise FileNotFoundError(f"ONNX model not found: {path.resolve()}")
+        with open(path, "rb"):  # an unreadable file is an OSError naming it, not onnxruntime's
+            pass
         try:
             import onnxruntime
         except ImportError as error:
@@ -41,9 +46,18 @@ class OnnxPolicy:
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = 1
         options.inter_op_num_threads = 1
-        self._session = onnxruntime.InferenceSession(
-            str(path), sess_options=options, providers=["CPUExecutionProvider"]
-        )
+        options.log_severity_level = 4  # onnxruntime's own log lines: fatal only
+        try:
+            self._session = onnxruntime.InferenceSession(
+                str(path), sess_options=options, providers=["CPUExecutionProvider"]
+            )
+        except Exception as error:  # onnxruntime's pybind errors derive from Exception only
+            reason = str(error).strip().splitlines()[0] if str(error).strip() else ""
+            raise ValueError(
+                f"{path} is not an ONNX policy that onnxruntime can load "
+                f"({type(error).__name__}: {reason}); expected an .onnx file written by "
+                "physbody train"
+            ) from None
         inputs, outputs = self._session.get_inputs(), self._session.get_outputs()
         if len(inputs) != 1 or len(outputs) != 1:
             raise ValueError(
@@ -51,8 +65,20 @@ class OnnxPolicy:
                 f"and {[o.name for o in outputs]}"
             )
         self._input = inputs[0].name
-        self._obs_size = int(inputs[0].shape[-1])
-        self._action_size = int(outputs[0].shape[-1])
+        obs_size, action_size = inputs[0].shape[-1:], outputs[0].shape[-1:]
+        if not (
+            len(inputs[0].shape) == 2
+            and len(outputs[0].shape) == 2
+            and isinstance(obs_size[0], int)
+            and isinstance(action_size[0], int)
+        ):
+            raise ValueError(
+                f"{path} is not a policy: expected an input of shape (batch, n) and an output "
+                f"of shape (batch, k) with fixed n and k, got {inputs[0].shape} and "
+                f"{outputs[0].shape}"
+            )
+        self._obs_size = int(obs_size[0])
+        self._action_size = int(action_size[0])
         self._metadata = dict(self._session.get_modelmeta().custom_metadata_map)
         self._path = path
 

@@ -1,6 +1,6 @@
 """``physbody play``: run an exported ONNX policy in its environment, optionally filmed.
 
-Needs onnxruntime (and ffmpeg for ``video``), not torch::
+Needs onnxruntime (and imageio-ffmpeg for ``video``, both in the training extra), not torch::
 
     from physbody.train.play import play
 
@@ -22,6 +22,16 @@ __all__ = ["Policy", "play", "run_episodes"]
 
 #: A policy maps one observation to one action.
 Policy = Callable[[NDArray[np.float32]], NDArray[np.floating]]
+
+
+def _check_env_id(env_id: str, where: str = "") -> None:
+    """Raises ValueError unless ``env_id`` is one of physbody's environment ids."""
+    import envs
+
+    if env_id not in envs.ENV_IDS:
+        raise ValueError(
+            f"unknown environment {env_id!r}{where}; expected one of {', '.join(envs.ENV_IDS)}"
+        )
 
 
 def run_episodes(
@@ -50,8 +60,8 @@ def run_episodes(
         The return (sum of rewards) of each episode.
 
     Raises:
-        ValueError: for ``episodes < 1``.
-        FileNotFoundError: when ``video`` is set and ffmpeg is missing (before any episode).
+        ValueError: for ``episodes < 1``, an unknown ``env_id`` or a ``video`` extension that
+            :class:`~physbody.train.video.VideoWriter` does not write (before any episode).
     """
     import gymnasium as gym
 
@@ -59,6 +69,7 @@ def run_episodes(
 
     if isinstance(episodes, bool) or not isinstance(episodes, int) or episodes < 1:
         raise ValueError(f"episodes must be an int >= 1, got {episodes!r}")
+    _check_env_id(env_id)
     env = gym.make(env_id, render_mode="rgb_array" if video is not None else None)
     try:
         writer = (
@@ -107,15 +118,16 @@ def play(
         env_id: environment; None uses the ``env_id`` stored in the model.
         episodes: number of episodes.
         seed: seed of the first reset.
-        video: optional video file (needs ffmpeg).
+        video: optional video file; its extension picks the format (``.mp4``, ``.gif``, ...).
         on_episode: called after each episode with ``(index, return, length)``.
 
     Returns:
         The return of each episode.
 
     Raises:
-        ValueError: when the environment is unknown or its observation size differs from the
-            model's.
+        FileNotFoundError: when ``model_path`` does not exist.
+        ValueError: when ``model_path`` is not an ONNX policy, the environment is unknown, or
+            its observation or action size differs from the model's.
     """
     policy = OnnxPolicy(model_path)
     if env_id is None:
@@ -125,6 +137,8 @@ def play(
     import gymnasium as gym
 
     import envs  # noqa: F401  (registers the ids)
+
+    _check_env_id(env_id, f" (the env_id stored in {model_path})")
 
     spec_env = gym.make(env_id)
     try:

@@ -61,6 +61,7 @@ from physbody.train.settings import (
 
 __all__ = [
     "CHECKPOINT_SUFFIX",
+    "ENV_RUNNER_FAILURE_MODES",
     "RayOptions",
     "build_algorithm",
     "export_rllib_onnx",
@@ -78,6 +79,8 @@ _OBS_CLIP = 5.0
 #: RLlib's MeanStdFilter divides by ``std + SMALL_NUMBER``.
 _SMALL_NUMBER = 1e-8
 _EPISODE_COLUMNS = ("steps", "return", "length", "wall_time")
+#: Values of :attr:`RayOptions.on_env_runner_failure`.
+ENV_RUNNER_FAILURE_MODES = ("restart", "ignore", "stop")
 
 
 def _optional_address(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
@@ -100,6 +103,17 @@ class RayOptions:
         num_envs_per_runner: environments per env runner (a Gymnasium vector env).
         num_cpus: CPUs of a local Ray; None lets Ray count the machine's. Ignored with an
             address.
+        on_env_runner_failure: what a lost env runner (its process died, or its machine left
+            the cluster) does to the run. ``"restart"`` (RLlib's default): training goes on
+            with the healthy env runners while Ray re-creates the lost ones wherever resources
+            allow (RLlib's ``restart_failed_env_runners=True``); ``"ignore"``: training goes
+            on with the healthy ones and the lost ones stay lost
+            (``ignore_env_runner_failures=True``); ``"stop"``: the run stops at once. In every
+            mode a run left with no healthy env runner stops; a stop writes a final checkpoint
+            and the status file, and ``--resume`` continues from it.
+        env_runner_probe_timeout_s: seconds each health probe of a lost env runner waits
+            (RLlib's ``env_runner_health_probe_timeout_s``); a probe runs after every iteration
+            while one is lost.
     """
 
     address: str | None = attrs.field(default=None, validator=_optional_address)
@@ -114,6 +128,12 @@ class RayOptions:
         validator=attrs.validators.optional(
             [attrs.validators.instance_of(int), attrs.validators.ge(1)]
         ),
+    )
+    on_env_runner_failure: str = attrs.field(
+        default="restart", validator=attrs.validators.in_(ENV_RUNNER_FAILURE_MODES)
+    )
+    env_runner_probe_timeout_s: float = attrs.field(
+        default=30.0, converter=float, validator=attrs.validators.gt(0.0)
     )
 
 
@@ -166,7 +186,7 @@ def build_algorithm(
     Args:
         env_id: a physbody environment id (registered with :func:`register_ray_envs`).
         settings: the behavior's settings (``trainer_type: ppo``).
-        ray_options: env runners and environments per runner.
+        ray_options: env runners, environments per runner and what a lost env runner does.
         seed: seed of the networks and the environments.
 
     Returns:
@@ -217,6 +237,11 @@ def build_algorithm(
                 fcnet_activation="silu",
                 vf_share_layers=False,
             )
+        )
+        .fault_tolerance(
+            restart_failed_env_runners=ray_options.on_env_runner_failure == "restart",
+            ignore_env_runner_failures=ray_options.on_env_runner_failure == "ignore",
+            env_runner_health_probe_timeout_s=ray_options.env_runner_probe_timeout_s,
         )
         .debugging(seed=seed)
     )
@@ -461,6 +486,51 @@ def _resume_step(layout: RunLayout, manager: CheckpointManager) -> int:
     )
 
 
+def _train_iteration(algorithm: Any, step: int) -> dict[str, Any]:
+    """One ``algorithm.train()``; a Ray failure becomes a ``RuntimeError`` naming the step."""
+    from ray.exceptions import RayError
+
+    try:
+        return algorithm.train()
+    except RayError as error:
+        first_line = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        raise RuntimeError(
+            f"Ray failed during the iteration after step {step} ({type(error).__name__}: "
+            f"{first_line}); a final checkpoint is saved: --resume continues the run"
+        ) from error
+
+
+class _RunnerHealth:
+    """Logs when remote env runners are lost or come back (RLlib's fault tolerance)."""
+
+    def __init__(self, total: int, mode: str) -> None:
+        self._total = total
+        self._mode = mode
+        self._healthy = total
+
+    def update(self, algorithm: Any, step: int) -> int:
+        """The healthy remote env runners now; a change from the last call is logged."""
+        if self._total == 0:
+            return 0
+        healthy = int(algorithm.env_runner_group.num_healthy_remote_env_runners())
+        if healthy < self._healthy:
+            logger.warning(
+                "Step %d: %d of %d env runners are healthy; training goes on with them%s.",
+                step,
+                healthy,
+                self._total,
+                " while Ray restarts the lost ones where resources allow"
+                if self._mode == "restart"
+                else "",
+            )
+        elif healthy > self._healthy:
+            logger.info(
+                "Step %d: %d of %d env runners are healthy again.", step, healthy, self._total
+            )
+        self._healthy = healthy
+        return healthy
+
+
 def _iteration_metrics(result: dict[str, Any]) -> tuple[int, float | None, float | None, int]:
     """(env steps sampled, mean return, mean length, episodes) of one ``train()`` result."""
     runners = result.get("env_runners", {})
@@ -571,6 +641,7 @@ def _train(
             layout.run_dir,
         )
         stop = threading.Event()
+        health = _RunnerHealth(ray_options.num_env_runners, ray_options.on_env_runner_failure)
         step = start
         reward: float | None = None
         next_save = next_save_step(step, settings.checkpoint_interval)
@@ -580,10 +651,15 @@ def _train(
             with stop_on_signals(stop):
                 while step < settings.max_steps and not stop.is_set():
                     sampled, mean_return, mean_length, episodes = _iteration_metrics(
-                        algorithm.train()
+                        _train_iteration(algorithm, step)
                     )
+                    healthy = health.update(algorithm, step)
                     if sampled <= 0:
-                        raise RuntimeError("an RLlib iteration sampled no environment step")
+                        raise RuntimeError(
+                            f"an RLlib iteration sampled no environment step at step {step} "
+                            f"({healthy} of {ray_options.num_env_runners} env runners healthy); "
+                            "a final checkpoint is saved: --resume continues the run"
+                        )
                     step += sampled
                     if mean_return is not None:
                         reward = mean_return

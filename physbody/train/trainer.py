@@ -421,14 +421,15 @@ def _load_model(
 
 
 def _progress_callbacks(enabled: bool, total_steps: int) -> tuple[list[Any], bool]:
-    """(extra callbacks, SB3 progress_bar flag): SB3's bar needs tqdm and rich."""
-    from physbody.train.callbacks import TextProgressBar
+    """(extra callbacks, SB3 progress_bar flag): a tqdm bar from the run's start step.
+
+    SB3's own bar is not used: it counts from 0 on a resumed run and needs rich as well.
+    """
+    from physbody.train.callbacks import TqdmProgressBar
 
     if not enabled:
         return [], False
-    if importlib.util.find_spec("tqdm") and importlib.util.find_spec("rich"):
-        return [], True
-    return [TextProgressBar(total_steps)], False
+    return [TqdmProgressBar(total_steps)], False
 
 
 def train(options: TrainOptions) -> TrainResult:

@@ -1,44 +1,63 @@
-"""Video files from RGB frames, by piping raw frames to the ``ffmpeg`` program.
+"""Video files from RGB frames, written by the ffmpeg that the imageio-ffmpeg wheel ships.
 
-The container and codec follow the file name's extension as ffmpeg chooses them (``.mp4``,
-``.mkv``, ``.webm``, ``.gif``, ...). ffmpeg is a program, not a Python package: install it with
-the system's package manager (``apt-get install ffmpeg`` on Debian and Ubuntu).
+``pip install`` is all it takes: no system ``ffmpeg`` program is needed. Frames are streamed to
+ffmpeg one by one (through ``imageio_ffmpeg.write_frames``), so a long video does not sit in
+memory. The file name's extension picks the format:
+
+==========================  ======================================================
+``.mp4 .m4v .mov .mkv``     H.264 (libx264), yuv420p; odd sizes are padded by 1 px
+``.webm``                   VP9 (libvpx-vp9), yuv420p; odd sizes are padded by 1 px
+``.gif``                    GIF with ffmpeg's fixed 256-colour (rgb8) palette
+==========================  ======================================================
+
+Read a video back with imageio: ``imageio.v3.imread("episode.mp4")`` -> (frames, H, W, 3).
 """
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-import tempfile
+import types
+from collections.abc import Generator, Mapping
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["VideoWriter", "find_ffmpeg"]
+__all__ = ["VIDEO_FORMATS", "VideoWriter", "ffmpeg_executable"]
 
-# Extensions whose default codecs want yuv420p frames with even width and height.
-_YUV420_EXTENSIONS = (".mp4", ".m4v", ".mov", ".mkv", ".webm", ".avi")
+_PAD_EVEN = ["-vf", "pad=ceil(iw/2)*2:ceil(ih/2)*2"]
+
+#: Extension -> (codec, output pixel format, extra ffmpeg output arguments).
+VIDEO_FORMATS: Mapping[str, tuple[str, str, tuple[str, ...]]] = types.MappingProxyType(
+    {
+        ".mp4": ("libx264", "yuv420p", (*_PAD_EVEN, "-crf", "23")),
+        ".m4v": ("libx264", "yuv420p", (*_PAD_EVEN, "-crf", "23")),
+        ".mov": ("libx264", "yuv420p", (*_PAD_EVEN, "-crf", "23")),
+        ".mkv": ("libx264", "yuv420p", (*_PAD_EVEN, "-crf", "23")),
+        ".webm": ("libvpx-vp9", "yuv420p", (*_PAD_EVEN, "-crf", "32", "-b:v", "0")),
+        ".gif": ("gif", "rgb8", ()),
+    }
+)
 
 
-def find_ffmpeg() -> str:
-    """The path of the ``ffmpeg`` executable.
+def ffmpeg_executable() -> str:
+    """The path of the ffmpeg binary bundled with the imageio-ffmpeg wheel.
 
     Raises:
-        FileNotFoundError: when ``ffmpeg`` is not on PATH (the message says how to get it).
+        ModuleNotFoundError: when imageio-ffmpeg is not installed (the training extra has it).
+        RuntimeError: when imageio-ffmpeg has no binary for this platform.
     """
-    path = shutil.which("ffmpeg")
-    if path is None:
-        raise FileNotFoundError(
-            "writing a video needs the ffmpeg program on PATH, which was not found; install it "
-            "(e.g. apt-get install ffmpeg) or leave out --video"
-        )
-    return path
+    import imageio_ffmpeg
+
+    try:
+        return imageio_ffmpeg.get_ffmpeg_exe()
+    except RuntimeError as error:
+        raise RuntimeError(f"imageio-ffmpeg found no ffmpeg binary: {error}") from error
 
 
 class VideoWriter:
-    """Writes (H, W, 3) uint8 RGB frames to a video file through ffmpeg.
+    """Writes (H, W, 3) uint8 RGB frames to a video file.
 
     Use it as a context manager; the file is complete when it exits::
 
@@ -46,26 +65,35 @@ class VideoWriter:
             video.write(env.render())
 
     Args:
-        path: output file; its extension picks the format.
-        fps: frames per second.
+        path: output file; its extension picks the format (see :data:`VIDEO_FORMATS`).
+        fps: frames per second, > 0.
 
     Raises:
-        FileNotFoundError: when ffmpeg is not installed (checked here, before any frame).
-        ValueError: for a non-positive ``fps`` or a path without an extension.
+        ValueError: for a non-positive ``fps`` or an extension not in :data:`VIDEO_FORMATS`
+            (checked here, before any frame).
+        ModuleNotFoundError: when imageio-ffmpeg is not installed.
     """
 
     def __init__(self, path: str | Path, fps: float) -> None:
-        if not fps > 0:
-            raise ValueError(f"fps must be > 0, got {fps!r}")
+        if isinstance(fps, bool) or not isinstance(fps, int | float) or not fps > 0:
+            raise ValueError(f"fps must be a number > 0, got {fps!r}")
         self._path = Path(path)
-        if not self._path.suffix:
-            raise ValueError(f"video path needs an extension such as .mp4, got {str(path)!r}")
-        self._ffmpeg = find_ffmpeg()
-        self._fps = fps
-        self._process: subprocess.Popen[bytes] | None = None
-        self._stderr = tempfile.TemporaryFile()
+        suffix = self._path.suffix.lower()
+        if suffix not in VIDEO_FORMATS:
+            raise ValueError(
+                f"video file must end in one of {', '.join(VIDEO_FORMATS)}, got {str(path)!r}"
+            )
+        self._format = VIDEO_FORMATS[suffix]
+        self._executable = ffmpeg_executable()
+        self._fps = float(fps)
+        self._generator: Generator[None, Any, None] | None = None
         self._shape: tuple[int, ...] | None = None
         self.frames = 0
+
+    @property
+    def path(self) -> Path:
+        """The video file."""
+        return self._path
 
     def __enter__(self) -> VideoWriter:
         return self
@@ -79,62 +107,61 @@ class VideoWriter:
         self.close()
 
     def _start(self, width: int, height: int) -> None:
+        import imageio_ffmpeg
+
+        codec, pixel_format, output_params = self._format
         self._path.parent.mkdir(parents=True, exist_ok=True)
-        command = [
-            self._ffmpeg, "-y", "-loglevel", "error",
-            "-f", "rawvideo", "-pix_fmt", "rgb24", "-s", f"{width}x{height}",
-            "-r", f"{self._fps:g}", "-i", "-", "-an",
-        ]  # fmt: skip
-        if self._path.suffix.lower() in _YUV420_EXTENSIONS:
-            command += ["-vf", "pad=ceil(iw/2)*2:ceil(ih/2)*2", "-pix_fmt", "yuv420p"]
-        command.append(str(self._path))
-        self._process = subprocess.Popen(
-            command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=self._stderr
+        self._path.unlink(missing_ok=True)  # so close() can tell a file ffmpeg never wrote
+        self._generator = imageio_ffmpeg.write_frames(
+            str(self._path),
+            (width, height),
+            pix_fmt_in="rgb24",
+            pix_fmt_out=pixel_format,
+            fps=self._fps,
+            codec=codec,
+            quality=None,
+            macro_block_size=1,
+            ffmpeg_log_level="error",
+            output_params=list(output_params),
         )
+        self._generator.send(None)
 
     def write(self, frame: NDArray[np.uint8]) -> None:
         """Appends one frame; every frame must have the first frame's shape.
 
         Raises:
             ValueError: for a frame that is not (H, W, 3) uint8 of the first frame's size.
-            RuntimeError: when ffmpeg exited early (its error output is in the message).
+            RuntimeError: when ffmpeg stopped taking frames (its messages are on stderr).
         """
         frame = np.asarray(frame)
-        if frame.ndim != 3 or frame.shape[2] != 3 or frame.dtype != np.uint8:
+        if frame.ndim != 3 or frame.shape[2] != 3 or frame.dtype != np.uint8 or 0 in frame.shape:
             raise ValueError(f"frames must be (H, W, 3) uint8, got {frame.shape} {frame.dtype}")
         if self._shape is None:
-            self._shape = frame.shape
             self._start(frame.shape[1], frame.shape[0])
+            self._shape = frame.shape
         elif frame.shape != self._shape:
             raise ValueError(f"frame shape {frame.shape} differs from the first, {self._shape}")
-        assert self._process is not None and self._process.stdin is not None
+        if self._generator is None:
+            raise RuntimeError(f"{self._path} is closed: no frame can be added")
         try:
-            self._process.stdin.write(np.ascontiguousarray(frame).tobytes())
-        except BrokenPipeError as error:
-            self._process.wait()
-            raise RuntimeError(f"ffmpeg stopped writing {self._path}: {self._errors()}") from error
+            self._generator.send(np.ascontiguousarray(frame))
+        except OSError as error:
+            self._generator = None
+            first_line = str(error).strip().splitlines()[0]
+            raise RuntimeError(
+                f"ffmpeg stopped writing {self._path} ({first_line}); its messages are above"
+            ) from error
         self.frames += 1
 
     def close(self) -> None:
         """Finishes the file (waits for ffmpeg); safe to call more than once.
 
         Raises:
-            RuntimeError: when ffmpeg failed (its error output is in the message).
+            RuntimeError: when frames were written but ffmpeg left no video file.
         """
-        process, self._process = self._process, None
-        try:
-            if process is not None:
-                assert process.stdin is not None
-                try:
-                    process.stdin.close()
-                except BrokenPipeError:
-                    pass
-                if process.wait() != 0:
-                    raise RuntimeError(f"ffmpeg failed to write {self._path}: {self._errors()}")
-        finally:
-            if process is None or process.returncode is not None:
-                self._stderr.close()
-
-    def _errors(self) -> str:
-        self._stderr.seek(0)
-        return self._stderr.read().decode(errors="replace").strip() or "no error output"
+        generator, self._generator = self._generator, None
+        if generator is None:
+            return
+        generator.close()
+        if not self._path.is_file() or self._path.stat().st_size == 0:
+            raise RuntimeError(f"ffmpeg failed to write {self._path}; its messages are above")

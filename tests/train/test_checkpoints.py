@@ -132,37 +132,90 @@ def test_restore_continues_records_and_keeps_other_entries(layout):
     assert json.loads(status_path.read_text())["Other"] == {"checkpoints": [], "lesson_num": 2}
 
 
-def test_restore_without_a_status_file_warns(layout, caplog):
+def test_restore_without_a_status_file_rebuilds_from_the_files(layout, caplog):
+    status_path, folder = layout
+    for step in (20, 3, 100):
+        _record(folder, step)
+    (folder / f"{BEHAVIOR}-7.zip").write_bytes(b"x")  # no .onnx: not a recorded checkpoint
+    (folder / f"{BEHAVIOR}-x.onnx").write_bytes(b"x")  # not a step: ignored
+    (folder.parent / f"{BEHAVIOR}.onnx").write_bytes(b"x")  # same bytes as every checkpoint
+    with caplog.at_level(logging.WARNING):
+        manager = CheckpointManager.restore(status_path, BEHAVIOR, folder, max_to_keep=2)
+    assert "Training status file not found" in caplog.text
+    assert "rebuilt the records of Mock_brain" in caplog.text and "steps 3, 20, 100" in caplog.text
+    assert manager.all_steps() == [3, 20, 100], "nothing is pruned by a rebuild"
+    assert manager.latest_checkpoint().file_path == str(folder / f"{BEHAVIOR}-100.onnx")
+    assert manager.latest_checkpoint().reward is None
+    assert manager.final_checkpoint.steps == 100
+    assert manager.final_checkpoint.file_path == str(folder.parent / f"{BEHAVIOR}.onnx")
+    saved = json.loads(status_path.read_text())
+    assert [c["steps"] for c in saved[BEHAVIOR]["checkpoints"]] == [3, 20, 100]
+    manager.add_checkpoint(_record(folder, 200))
+    assert manager.all_steps() == [100, 200]
+    assert not any(folder.glob(f"{BEHAVIOR}-3.*")) and not any(folder.glob(f"{BEHAVIOR}-20.*"))
+
+
+def test_rebuild_of_an_empty_folder_has_no_records(layout, caplog):
     status_path, folder = layout
     with caplog.at_level(logging.WARNING):
         manager = CheckpointManager.restore(status_path, BEHAVIOR, folder)
-    assert "Training status file not found" in caplog.text
-    assert manager.latest_step() is None and manager.all_steps() == []
+    assert "steps none" in caplog.text
+    assert manager.latest_step() is None and manager.final_checkpoint is None
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        ("{not json", "cannot read training status"),
+        ('{"metadata": {"stats_form', "cannot read training status"),
+        ("[]", "must hold a JSON object"),
+        (
+            json.dumps({"metadata": current_metadata(), BEHAVIOR: {"checkpoints": [{"steps": 1}]}}),
+            "checkpoints[0] must be an object with keys",
+        ),
+        (json.dumps({"metadata": current_metadata(), BEHAVIOR: []}), "must be an object"),
+        (
+            json.dumps({"metadata": current_metadata(), BEHAVIOR: {"checkpoints": {}}}),
+            "checkpoints must be a list",
+        ),
+    ],
+)
+def test_restore_of_a_corrupt_status_keeps_it_and_rebuilds(layout, caplog, content, reason):
+    status_path, folder = layout
+    status_path.parent.mkdir(parents=True)
+    status_path.write_bytes(content.encode())
+    _record(folder, 5)
+    with caplog.at_level(logging.WARNING):
+        manager = CheckpointManager.restore(status_path, BEHAVIOR, folder)
+    assert reason in caplog.text and str(status_path) in caplog.text
+    assert "rebuilt the records" in caplog.text
+    assert manager.all_steps() == [5]
+    kept = status_path.with_name("training_status.json.corrupt")
+    assert kept.read_bytes() == content.encode(), "the corrupt file is kept as it was"
+    saved = json.loads(status_path.read_text())
+    assert set(saved) == {BEHAVIOR, "metadata"}
+    assert [c["steps"] for c in saved[BEHAVIOR]["checkpoints"]] == [5]
 
 
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        ("{not json", "cannot read training status"),
-        ("[]", "must hold a JSON object"),
         (json.dumps({BEHAVIOR: {"checkpoints": []}}), "Metadata not found"),
         (
             json.dumps({"metadata": {"stats_format_version": "9.9.9"}}),
             "stats_format_version '9.9.9'",
         ),
-        (
-            json.dumps({"metadata": current_metadata(), BEHAVIOR: {"checkpoints": [{"steps": 1}]}}),
-            "checkpoints[0] must be an object with keys",
-        ),
     ],
 )
-def test_restore_rejects_incompatible_status(layout, content, message):
+def test_restore_rejects_a_status_of_another_version(layout, content, message):
     status_path, folder = layout
     status_path.parent.mkdir(parents=True)
     status_path.write_text(content)
-    with pytest.raises(TrainingStatusError, match=message.replace("[", r"\[")) as error:
+    _record(folder, 5)
+    with pytest.raises(TrainingStatusError, match=message) as error:
         CheckpointManager.restore(status_path, BEHAVIOR, folder)
     assert str(status_path) in str(error.value)
+    assert status_path.read_text() == content, "an incompatible file is left alone"
 
 
 def test_restore_warns_on_other_versions(layout, caplog):

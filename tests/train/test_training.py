@@ -131,16 +131,39 @@ def test_resume_continues_the_step_count(tiny_run, tmp_path):
     assert steps == sorted(steps) and steps[-1] > 3072
 
 
-def test_resume_without_status_file_warns_and_uses_the_newest_zip(tiny_run, tmp_path, caplog):
+@pytest.mark.parametrize("damage", ["missing", "corrupt"])
+def test_resume_rebuilds_a_missing_or_corrupt_status_from_the_files(
+    tiny_run, tmp_path, caplog, damage
+):
     results, _, _ = tiny_run
     copy = tmp_path / "results"
     shutil.copytree(results, copy)
-    (copy / "tiny" / "run_logs" / "training_status.json").unlink()
+    status_path = copy / "tiny" / "run_logs" / "training_status.json"
+    if damage == "missing":
+        status_path.unlink()
+    else:
+        status_path.write_text(status_path.read_text()[:57])  # cut off mid-write
     result = train(
-        TrainOptions(run_id="tiny", results_dir=copy, resume=True, num_envs=2, progress_bar=False)
+        TrainOptions(
+            run_id="tiny",
+            results_dir=copy,
+            resume=True,
+            max_steps=3500,
+            num_envs=2,
+            progress_bar=False,
+        )
     )
-    assert "Training status file not found" in caplog.text
-    assert result.start_steps == result.steps == 3072  # max_steps already reached
+    assert "rebuilt the records of CrawlerDynamic" in caplog.text
+    assert "steps 3000, 3072" in caplog.text
+    assert (status_path.with_name("training_status.json.corrupt").is_file()) == (
+        damage == "corrupt"
+    )
+    assert (result.start_steps, result.steps) == (3072, 3584)
+    status = _check_status(copy / "tiny")
+    # The rebuilt records were kept and pruned as usual (keep_checkpoints: 2): nothing lost.
+    assert [c["steps"] for c in status["CrawlerDynamic"]["checkpoints"]] == [3072, 3584]
+    assert status["CrawlerDynamic"]["checkpoints"][0]["reward"] is None
+    assert not list((copy / "tiny" / "CrawlerDynamic").glob("CrawlerDynamic-3000.*"))
 
 
 def test_resume_with_incompatible_status_is_an_error(tiny_run, tmp_path):
