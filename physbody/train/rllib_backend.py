@@ -79,6 +79,8 @@ _OBS_CLIP = 5.0
 #: RLlib's MeanStdFilter divides by ``std + SMALL_NUMBER``.
 _SMALL_NUMBER = 1e-8
 _EPISODE_COLUMNS = ("steps", "return", "length", "wall_time")
+#: Consecutive iterations without a sampled step after which a run stops.
+_MAX_EMPTY_ITERATIONS = 3
 #: Values of :attr:`RayOptions.on_env_runner_failure`.
 ENV_RUNNER_FAILURE_MODES = ("restart", "ignore", "stop")
 
@@ -109,8 +111,9 @@ class RayOptions:
             allow (RLlib's ``restart_failed_env_runners=True``); ``"ignore"``: training goes
             on with the healthy ones and the lost ones stay lost
             (``ignore_env_runner_failures=True``); ``"stop"``: the run stops at once. In every
-            mode a run left with no healthy env runner stops; a stop writes a final checkpoint
-            and the status file, and ``--resume`` continues from it.
+            mode a run whose iterations sample nothing three times in a row (no healthy env
+            runner) stops; a stop writes a final checkpoint and the status file, and
+            ``--resume`` continues from it.
         env_runner_probe_timeout_s: seconds each health probe of a lost env runner waits
             (RLlib's ``env_runner_health_probe_timeout_s``); a probe runs after every iteration
             while one is lost.
@@ -642,6 +645,7 @@ def _train(
         )
         stop = threading.Event()
         health = _RunnerHealth(ray_options.num_env_runners, ray_options.on_env_runner_failure)
+        empty = 0
         step = start
         reward: float | None = None
         next_save = next_save_step(step, settings.checkpoint_interval)
@@ -655,11 +659,26 @@ def _train(
                     )
                     healthy = health.update(algorithm, step)
                     if sampled <= 0:
-                        raise RuntimeError(
-                            f"an RLlib iteration sampled no environment step at step {step} "
-                            f"({healthy} of {ray_options.num_env_runners} env runners healthy); "
-                            "a final checkpoint is saved: --resume continues the run"
+                        empty += 1
+                        if empty >= _MAX_EMPTY_ITERATIONS:
+                            raise RuntimeError(
+                                f"{empty} RLlib iterations in a row sampled no environment step "
+                                f"at step {step} ({healthy} of {ray_options.num_env_runners} env "
+                                "runners healthy); a final checkpoint is saved: --resume "
+                                "continues the run"
+                            )
+                        logger.warning(
+                            "Step %d: an RLlib iteration sampled no environment step (%d of %d "
+                            "env runners healthy; starting or restarting runners can take "
+                            "RLlib's sample timeout); trying again (%d of %d).",
+                            step,
+                            healthy,
+                            ray_options.num_env_runners,
+                            empty,
+                            _MAX_EMPTY_ITERATIONS - 1,
                         )
+                        continue
+                    empty = 0
                     step += sampled
                     if mean_return is not None:
                         reward = mean_return

@@ -6,7 +6,8 @@ node. Once the run has written its first checkpoint, the worker node is removed 
 are killed, as when a machine goes away):
 
 - ``on_env_runner_failure="stop"``: the run stops with a final checkpoint and a valid status
-  file, and ``--resume`` continues it on what is left;
+  file, and ``--resume`` continues it on what is left (here also without the status file,
+  which it rebuilds from the checkpoint files);
 - ``on_env_runner_failure="restart"`` (RLlib's default): the run goes on with the env runner
   that is left and reaches ``max_steps`` (slow: about a minute).
 """
@@ -150,7 +151,7 @@ def _check_valid_status(run_dir: Path) -> dict[str, Any]:
 
 
 def test_losing_a_node_with_stop_saves_a_final_checkpoint_and_resumes(
-    tmp_path: Path, cluster: Cluster
+    tmp_path: Path, cluster: Cluster, caplog: pytest.LogCaptureFixture
 ) -> None:
     options, worker = _start_run(tmp_path, cluster, max_steps=5000)
     remover = _NodeRemover(cluster, worker, options.run_dir)
@@ -165,19 +166,23 @@ def test_losing_a_node_with_stop_saves_a_final_checkpoint_and_resumes(
     stopped_at = entry["final_checkpoint"]["steps"]
     assert remover.removed_after <= stopped_at < 5000
 
-    # What is left (the head's CPU) is enough for one env runner: --resume goes on from there.
-    resumed = train_rllib(
-        TrainOptions(
-            config_path=options.config_path,
-            env_id="Crawler-v0",
-            run_id="lost",
-            results_dir=options.results_dir,
-            resume=True,
-            max_steps=stopped_at + 1000,
-            progress_bar=False,
-        ),
-        _ray_options("stop", runners=1),
-    )
+    # What is left (the head's CPU) is enough for one env runner: --resume goes on from there,
+    # even without the status file (the records are rebuilt from the checkpoint files).
+    (options.run_dir / "run_logs" / "training_status.json").unlink()
+    with caplog.at_level(logging.WARNING, logger="physbody"):
+        resumed = train_rllib(
+            TrainOptions(
+                config_path=options.config_path,
+                env_id="Crawler-v0",
+                run_id="lost",
+                results_dir=options.results_dir,
+                resume=True,
+                max_steps=stopped_at + 1000,
+                progress_bar=False,
+            ),
+            _ray_options("stop", runners=1),
+        )
+    assert "rebuilt the records of CrawlerDynamic" in caplog.text
     assert resumed.start_steps == stopped_at and resumed.steps >= stopped_at + 1000
     entry = _check_valid_status(options.run_dir)
     assert entry["checkpoints"][0]["steps"] <= stopped_at < entry["checkpoints"][-1]["steps"]
