@@ -35,7 +35,8 @@ import numpy as np
 import pybullet as p
 
 import envs  # noqa: F401  (registers the ids)
-from envs.locomotion import JointDriveController, validate_actions
+from envs.agents import validate_actions
+from envs.joint_drive import JointDriveController
 
 NUM_ENVS = 16
 

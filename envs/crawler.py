@@ -11,14 +11,10 @@ from gymnasium.vector import VectorEnv
 from numpy.typing import NDArray
 
 from envs import rewards
-from envs.locomotion import (
-    ActuatedPart,
-    BodyDescription,
-    LocomotionAgents,
-    LocomotionEnv,
-    dynamic_platform,
-    static_course,
-)
+from envs.agents import LocomotionAgents
+from envs.body import ActuatedPart, BodyDescription
+from envs.locomotion import LocomotionEnv
+from envs.scene import dynamic_platform, static_course
 from envs.vector import LocomotionVectorEnv, make_vector_env
 from physbody import PhysicsSensorSettings, transforms
 
@@ -114,7 +110,7 @@ class CrawlerAgents(LocomotionAgents):
 
     def _reward_terms(
         self, records: dict[str, NDArray[np.float64]], steps: int
-    ) -> dict[str, float]:
+    ) -> dict[str, NDArray[np.float64]]:
         cube_forward = records["cube_forward"][:steps]
         body_forward = transforms.quat_rotate(
             records["orientation"][:steps], self._root_forward_in_com

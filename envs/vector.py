@@ -4,7 +4,7 @@
 a :class:`LocomotionVectorEnv` subclass (``CrawlerVectorEnv``, ``WalkerVectorEnv``) for every
 id in ``envs.ENV_IDS``: N agents on separate platforms of one world, one ``stepSimulation`` per
 physics step for all of them, observations written straight into one (N, obs_size) float32
-array. Each agent runs the same per-agent code as the single env (``envs.locomotion``).
+array. Each agent runs the same per-agent code as the single env (``envs.agents``).
 
 ``gym.make_vec(env_id, num_envs=N, num_workers=2)`` splits the agents over two processes
 (:class:`ProcessVectorEnv`), each running a native vector env of about N / 2 agents, and
@@ -43,7 +43,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 from numpy.typing import NDArray
 
-from envs.locomotion import LocomotionAgents, validate_actions
+from envs.agents import LocomotionAgents, validate_actions
 
 __all__ = [
     "LocomotionVectorEnv",
@@ -171,6 +171,7 @@ class LocomotionVectorEnv(LocomotionAgents, VectorEnv):
                 f"max_episode_steps must be a positive int or None, got {max_episode_steps!r}"
             )
         self._build_agents(num_agents=num_envs, **self._configure_task(**task_kwargs))
+        self._offsets = np.array([agent.offset for agent in self._agents])
         self.num_envs = num_envs
         self.single_observation_space = self._agent_observation_space
         self.single_action_space = self._agent_action_space
@@ -313,10 +314,10 @@ class LocomotionVectorEnv(LocomotionAgents, VectorEnv):
         target = np.zeros((n, 3))
         touches = np.zeros(n, dtype=np.int64)
         agents = np.flatnonzero(mask)
-        offsets = np.array([self._agents[i].offset for i in agents]).reshape(-1, 3)
+        offsets = self._offsets[agents]
         root[agents] = self._cubes.position[agents] - offsets
-        target[agents] = np.array([self._agents[i].target.position for i in agents]) - offsets
-        touches[agents] = [self._agents[i].target_touches for i in agents]
+        target[agents] = self.targets.position[agents] - offsets
+        touches[agents] = self.target_touches[agents]
         horizontal = (target - root)[:, :2]
         distance = np.sqrt(np.einsum("ij,ij->i", horizontal, horizontal))
         values = (root, target, distance, touches)

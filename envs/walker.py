@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from itertools import chain
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -12,14 +13,10 @@ from gymnasium.vector import VectorEnv
 from numpy.typing import NDArray
 
 from envs import rewards
-from envs.locomotion import (
-    ActuatedPart,
-    BodyDescription,
-    LocomotionAgents,
-    LocomotionEnv,
-    dynamic_platform,
-    static_course,
-)
+from envs.agents import LocomotionAgents
+from envs.body import ActuatedPart, BodyDescription
+from envs.locomotion import LocomotionEnv
+from envs.scene import dynamic_platform, static_course
 from envs.vector import LocomotionVectorEnv, make_vector_env
 from physbody import PhysicsSensorSettings, transforms
 
@@ -109,7 +106,8 @@ class WalkerAgents(LocomotionAgents):
 
     def _after_build(self) -> None:
         names = self.BODY.part_names
-        self._watched_links = [self._part_links[names.index(n)] for n in ("head", "footL", "footR")]
+        part_links = self._links.part_links
+        self._watched_links = [part_links[names.index(n)] for n in ("head", "footL", "footR")]
 
     def _new_records(self, num_agents: int) -> dict[str, NDArray[np.float64]]:
         k = self._frame_skip
@@ -135,24 +133,27 @@ class WalkerAgents(LocomotionAgents):
         # WalkerAgent reads the cube's forward before updating the cube.
         records["cube_forward"][k, agents] = cube_forward_before
         records["velocity"][k, agents] = root_velocity
-        client, watched = self._client, self._watched_links
-        heads, head_orientations, left, right = [], [], [], []
-        for i in agents.tolist():
-            head, foot_left, foot_right = p.getLinkStates(
-                self._agents[i].robot, watched, computeForwardKinematics=1, physicsClientId=client
-            )
-            heads.append(head[4])
-            head_orientations.append(head[5])
-            left.append(foot_left[4])
-            right.append(foot_right[4])
-        records["head"][k, agents] = heads
-        records["head_orientation"][k, agents] = head_orientations
-        records["foot_left"][k, agents] = left
-        records["foot_right"][k, agents] = right
+        client, watched, robots = self._client, self._watched_links, self._robots
+        # Per robot one getLinkStates of head and feet: their link frames (items 4, 5).
+        states = [
+            p.getLinkStates(robots[i], watched, computeForwardKinematics=1, physicsClientId=client)
+            for i in agents.tolist()
+        ]
+        flat = np.fromiter(
+            chain.from_iterable(
+                (*head[4], *head[5], *left[4], *right[4]) for head, left, right in states
+            ),
+            dtype=np.float64,
+            count=13 * len(states),
+        ).reshape(len(states), 13)
+        records["head"][k, agents] = flat[:, 0:3]
+        records["head_orientation"][k, agents] = flat[:, 3:7]
+        records["foot_left"][k, agents] = flat[:, 7:10]
+        records["foot_right"][k, agents] = flat[:, 10:13]
 
     def _reward_terms(
         self, records: dict[str, NDArray[np.float64]], steps: int
-    ) -> dict[str, float]:
+    ) -> dict[str, NDArray[np.float64]]:
         cube_forward = records["cube_forward"][:steps]
         head_forward = transforms.quat_rotate(records["head_orientation"][:steps], (0.0, 1.0, 0.0))
         return {

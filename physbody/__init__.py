@@ -6,12 +6,17 @@ them into a float32 observation. Importing this package imports numpy, attrs, gy
 pybullet only, never a training library.
 """
 
-from physbody.bullet import ArticulationPoseExtractor, RigidBodyPoseExtractor
+from physbody.bullet import (
+    ArticulationBatchPoseExtractor,
+    ArticulationPoseExtractor,
+    RigidBodyPoseExtractor,
+)
 from physbody.pose_extractor import BodyStates, PoseExtractor
 from physbody.sensor import PhysicsBodySensor
 from physbody.settings import PhysicsSensorSettings
 
 __all__ = [
+    "ArticulationBatchPoseExtractor",
     "ArticulationPoseExtractor",
     "BodyStates",
     "PhysicsBodySensor",

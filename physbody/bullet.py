@@ -31,7 +31,7 @@ from numpy.typing import ArrayLike, NDArray
 from physbody import transforms
 from physbody.pose_extractor import BodyStates, PoseExtractor
 
-__all__ = ["ArticulationPoseExtractor", "RigidBodyPoseExtractor"]
+__all__ = ["ArticulationBatchPoseExtractor", "ArticulationPoseExtractor", "RigidBodyPoseExtractor"]
 
 FloatArray = NDArray[np.float64]
 _Vec3 = tuple[float, float, float]
@@ -101,7 +101,8 @@ class ArticulationPoseExtractor(PoseExtractor):
     once, here; each :meth:`read_world_state` is one ``getLinkStates`` call (velocities and
     forward kinematics on) plus the base's ``getBasePositionAndOrientation`` and
     ``getBaseVelocity``. The returned frames are the links' URDF frames (see the module
-    docstring), not their centres of mass.
+    docstring), not their centres of mass. :class:`ArticulationBatchPoseExtractor` observes
+    many copies of one multibody at once.
 
     Args:
         body_id: PyBullet multibody id; None gives an extractor with no bodies (0 poses,
@@ -130,59 +131,90 @@ class ArticulationPoseExtractor(PoseExtractor):
         virtual_root: tuple[ArrayLike, ArrayLike] | None = None,
         virtual_root_name: str = "virtual_root",
     ) -> None:
-        self._client = _check_client(client)
-        self._body_id = -1
+        self._build(
+            [] if body_id is None else [body_id],
+            [client],
+            link_names,
+            virtual_root,
+            virtual_root_name,
+            batch_size=None,
+        )
+
+    def _build(
+        self,
+        body_ids: Sequence[int],
+        clients: Sequence[int],
+        link_names: Sequence[str] | None,
+        virtual_root: tuple[ArrayLike, ArrayLike] | None,
+        virtual_root_name: str,
+        batch_size: int | None,
+    ) -> None:
+        """Resolves the tree on the first body, checks the others match, builds the arrays."""
+        self._clients = [_check_client(client) for client in clients]
+        self._client = self._clients[0]
+        self._bodies: list[tuple[int, int]] = []
         self._link_indices: list[int] = []
         self._base_to_link: _Pose | None = None
         self._with_com = False
-        if body_id is None:
+        if not body_ids:
             super().__init__(
                 [], body_names=(), virtual_root=virtual_root, virtual_root_name=virtual_root_name
             )
             return
-        body = _check_body(body_id, self._client, "body_id")
-        base_name = _base_name(body, self._client)
-        joint_infos = [
-            p.getJointInfo(body, j, physicsClientId=self._client)
-            for j in range(p.getNumJoints(body, physicsClientId=self._client))
+        bodies = [
+            (_check_body(body, client, "body_id"), client)
+            for body, client in zip(body_ids, self._clients, strict=True)
         ]
-        all_link_names = [info[_JOINT_LINK_NAME].decode("utf-8") for info in joint_infos]
+        body, client = bodies[0]
+        base_name = _base_name(body, client)
+        all_link_names = _link_names(body, client)
+        joint_infos = [
+            p.getJointInfo(body, j, physicsClientId=client) for j in range(len(all_link_names))
+        ]
         link_parents = [int(info[_JOINT_PARENT_INDEX]) for info in joint_infos]
+        for other, other_client in bodies[1:]:
+            names = (_base_name(other, other_client), *_link_names(other, other_client))
+            if names != (base_name, *all_link_names):
+                raise ValueError(
+                    f"body {other} has the links {list(names)}, body {body} has "
+                    f"{[base_name, *all_link_names]}: a batch observes copies of one multibody"
+                )
         if link_names is None:
             links = list(range(len(joint_infos)))
         else:
             links = _resolve_link_names(link_names, base_name, all_link_names)
         parents = _nearest_observed_ancestors(links, link_parents, all_link_names, base_name)
 
-        self._body_id = body
+        self._bodies = bodies
         self._link_indices = links
-        base_position, base_rotation = _inertial_frame(body, _BASE_LINK, self._client)
+        base_position, base_rotation = _inertial_frame(body, _BASE_LINK, client)
         self._base_to_link = _inverse_or_none(base_position, base_rotation)
         # Some centre of mass off its link origin: read COM positions and correct velocities.
         self._with_com = _is_offset(base_position) or any(
-            _is_offset(_inertial_frame(body, j, self._client)[0]) for j in links
+            _is_offset(_inertial_frame(body, j, client)[0]) for j in links
         )
         super().__init__(
             parents,
             body_names=(base_name, *(all_link_names[j] for j in links)),
             virtual_root=virtual_root,
             virtual_root_name=virtual_root_name,
+            batch_size=batch_size,
         )
 
     @property
     def body_id(self) -> int | None:
-        """The PyBullet multibody id, or None for an extractor with no bodies."""
-        return self._body_id if self._body_id >= 0 else None
+        """The PyBullet multibody id (the first tree's in a batch), or None with no bodies."""
+        return self._bodies[0][0] if self._bodies else None
 
     @property
     def client(self) -> int:
-        """The PyBullet physics client id."""
+        """The PyBullet physics client id (the first tree's in a batch)."""
         return self._client
 
     @property
     def link_indices(self) -> tuple[int, ...]:
         """PyBullet link index of each real pose: -1 for the base, then the observed links."""
-        if self._body_id < 0:
+        if not self._bodies:
             return ()
         return (_BASE_LINK, *self._link_indices)
 
@@ -192,66 +224,139 @@ class ArticulationPoseExtractor(PoseExtractor):
         Returns:
             ``BodyStates`` of the real bodies (base first), world frame: link-frame positions
             (n, 3) m, link-frame rotations (n, 4) (x, y, z, w), link-origin linear velocities
-            (n, 3) m/s, angular velocities (n, 3) rad/s.
+            (n, 3) m/s, angular velocities (n, 3) rad/s; with a leading axis of trees for a
+            batch extractor.
 
         Raises:
             RuntimeError: if PyBullet fails to read the body (for example it was removed).
         """
-        if self._body_id < 0:
+        if not self._bodies:
             return _empty_states()
-        return _read_states(self, 1 + len(self._link_indices))
+        return _read_states(self, len(self._bodies), 1 + len(self._link_indices))
 
-    def _read_rows(self, out: FloatArray) -> None:
-        """Fills ``out`` (n, 13) with the packed world states: the reads of ``read_world_state``."""
-        body, client = self._body_id, self._client
+    def _read_rows(self, out: FloatArray, trees: NDArray[np.intp] | None = None) -> None:
+        """Fills ``out`` (trees, n, 13) with the packed world states of every tree.
+
+        Per tree: the base's pose and velocity and one ``getLinkStates``; then one conversion
+        of everything read into floats. ``trees`` (a batch's subset) selects which.
+        """
+        bodies = self._bodies if trees is None else [self._bodies[k] for k in trees.tolist()]
+        links = self._link_indices
+        get_pose, get_velocity = p.getBasePositionAndOrientation, p.getBaseVelocity
+        get_links = p.getLinkStates
+        reads = []
         try:
-            base_pose = p.getBasePositionAndOrientation(body, physicsClientId=client)
-            base_velocity = p.getBaseVelocity(body, physicsClientId=client)
-            link_states = (
-                p.getLinkStates(
-                    body,
-                    self._link_indices,
-                    computeLinkVelocity=1,
-                    computeForwardKinematics=1,
-                    physicsClientId=client,
+            for body, client in bodies:
+                reads.append(
+                    (
+                        get_pose(body, physicsClientId=client),
+                        get_velocity(body, physicsClientId=client),
+                        get_links(
+                            body,
+                            links,
+                            computeLinkVelocity=1,
+                            computeForwardKinematics=1,
+                            physicsClientId=client,
+                        )
+                        if links
+                        else (),
+                    )
                 )
-                if self._link_indices
-                else ()
-            )
         except p.error as error:
+            body, client = bodies[len(reads)]
             raise RuntimeError(
                 f"PyBullet could not read body {body} ({self.root_name!r}) in physics client "
                 f"{client}: {error}"
             ) from error
-        out[...] = self._unpack(base_pose, base_velocity, link_states)
+        out[...] = self._unpack(reads)
 
-    def _unpack(
-        self, base_pose: _Pose, base_velocity: tuple[_Vec3, _Vec3], link_states: Sequence[Any]
-    ) -> FloatArray:
-        """Turns PyBullet's nested tuples into (n, 13) packed rows in one conversion.
+    def _unpack(self, reads: Sequence[tuple[_Pose, tuple[_Vec3, _Vec3], Any]]) -> FloatArray:
+        """Turns PyBullet's nested tuples into (trees, n, 13) packed rows in one conversion.
 
         Args:
-            base_pose: ``getBasePositionAndOrientation``: the base's COM frame.
-            base_velocity: ``getBaseVelocity``: COM linear and angular velocity.
-            link_states: ``getLinkStates`` with velocities, one entry per observed link.
+            reads: per tree, ``(getBasePositionAndOrientation`` (the base's COM frame),
+                ``getBaseVelocity`` (COM linear and angular velocity), ``getLinkStates``
+                with velocities, one entry per observed link).
         """
-        com_position = base_pose[0]
-        if self._base_to_link is None:
-            base_position, base_rotation = base_pose
-        else:
-            base_position, base_rotation = _compose(*base_pose, *self._base_to_link)
-        if self._with_com:
-            base_row = (base_position, *base_velocity, base_rotation, com_position)
-            rows = chain((base_row,), map(_LINK_ROW_WITH_COM, link_states))
-            width = _WIDTH_WITH_COM
-        else:
-            rows = chain(
-                ((base_position, *base_velocity, base_rotation),), map(_LINK_ROW, link_states)
+        to_link = self._base_to_link
+        with_com = self._with_com
+        link_row = _LINK_ROW_WITH_COM if with_com else _LINK_ROW
+        width = _WIDTH_WITH_COM if with_com else _WIDTH
+
+        def tree_rows(read: tuple[_Pose, tuple[_Vec3, _Vec3], Any]) -> Any:
+            base_pose, base_velocity, link_states = read
+            base_position, base_rotation = (
+                base_pose if to_link is None else _compose(*base_pose, *to_link)
             )
-            width = _WIDTH
-        n = 1 + len(link_states)
-        flat = np.fromiter(_flatten(_flatten(rows)), dtype=np.float64, count=n * width)
-        return _packed_rows(flat.reshape(n, width))
+            base_row = (base_position, *base_velocity, base_rotation)
+            if with_com:
+                base_row = (*base_row, base_pose[0])
+            return chain((base_row,), map(link_row, link_states))
+
+        trees = len(reads)
+        n = 1 + len(self._link_indices)
+        flat = np.fromiter(
+            _flatten(_flatten(_flatten(map(tree_rows, reads)))),
+            dtype=np.float64,
+            count=trees * n * width,
+        )
+        return _packed_rows(flat.reshape(trees, n, width))
+
+
+class ArticulationBatchPoseExtractor(ArticulationPoseExtractor):
+    """Poses of many copies of one PyBullet multibody at once: a batch extractor.
+
+    Every body must have the same links (the first body's tree is resolved and the others are
+    checked against its link names). The arrays have a leading axis of trees (see
+    ``PoseExtractor``); each update is one ``getLinkStates`` plus the two base reads per body,
+    and one conversion and one pass of the maths for all of them. Tree ``k`` is exactly what
+    an :class:`ArticulationPoseExtractor` of ``body_ids[k]`` gives.
+
+    Args:
+        body_ids: the multibodies, one per tree, at least one.
+        client: the physics client of every body, or one client id per body (the bodies may
+            live in several worlds).
+        link_names: as for :class:`ArticulationPoseExtractor`.
+        virtual_root: optional ``(positions (trees, 3), rotations (trees, 4))``, or one pose
+            for every tree.
+        virtual_root_name: the virtual root's name in ``body_names``.
+
+    Raises:
+        TypeError, ValueError: as :class:`ArticulationPoseExtractor`, and for an empty
+            ``body_ids``, a client list of another length, or bodies with different links.
+    """
+
+    def __init__(
+        self,
+        body_ids: Sequence[int],
+        *,
+        client: int | Sequence[int],
+        link_names: Sequence[str] | None = None,
+        virtual_root: tuple[ArrayLike, ArrayLike] | None = None,
+        virtual_root_name: str = "virtual_root",
+    ) -> None:
+        bodies = list(body_ids)
+        if not bodies:
+            raise ValueError("body_ids must name at least one body")
+        if isinstance(client, int | np.integer) and not isinstance(client, bool):
+            clients = [int(client)] * len(bodies)
+        else:
+            clients = list(client)
+            if len(clients) != len(bodies):
+                raise ValueError(
+                    f"client must be one id or one per body ({len(bodies)}), got {clients!r}"
+                )
+        self._build(bodies, clients, link_names, virtual_root, virtual_root_name, len(bodies))
+
+    @property
+    def body_ids(self) -> tuple[int, ...]:
+        """The PyBullet multibody id of each tree."""
+        return tuple(body for body, _ in self._bodies)
+
+    @property
+    def clients(self) -> tuple[int, ...]:
+        """The physics client id of each tree."""
+        return tuple(client for _, client in self._bodies)
 
 
 class RigidBodyPoseExtractor(PoseExtractor):
@@ -360,10 +465,10 @@ class RigidBodyPoseExtractor(PoseExtractor):
         """
         if not self._body_ids:
             return _empty_states()
-        return _read_states(self, len(self._body_ids))
+        return _read_states(self, 1, len(self._body_ids))
 
     def _read_rows(self, out: FloatArray) -> None:
-        """Fills ``out`` (n, 13) with the packed world states: the reads of ``read_world_state``."""
+        """Fills ``out`` (1, n, 13) with the packed world states (``read_world_state``'s reads)."""
         client = self._client
         get_pose, get_velocity = p.getBasePositionAndOrientation, p.getBaseVelocity
         try:
@@ -374,7 +479,7 @@ class RigidBodyPoseExtractor(PoseExtractor):
                 f"PyBullet could not read the bodies {self._body_ids} in physics client "
                 f"{client}: {error}"
             ) from error
-        out[...] = self._unpack(poses, velocities)
+        out[0] = self._unpack(poses, velocities)
 
     def _unpack(
         self, poses: Sequence[_Pose], velocities: Sequence[tuple[_Vec3, _Vec3]]
@@ -429,6 +534,14 @@ def _check_body(body_id: int, client: int, what: str) -> int:
             f"{what}: no body with id {body} in PyBullet physics client {client} ({error})"
         ) from error
     return body
+
+
+def _link_names(body: int, client: int) -> tuple[str, ...]:
+    """URDF names of every link of ``body``, in link-index order."""
+    return tuple(
+        p.getJointInfo(body, j, physicsClientId=client)[_JOINT_LINK_NAME].decode("utf-8")
+        for j in range(p.getNumJoints(body, physicsClientId=client))
+    )
 
 
 def _base_name(body: int, client: int) -> str:
@@ -496,25 +609,32 @@ def _compose(position_a: _Vec3, rotation_a: _Quat, position_b: _Vec3, rotation_b
 
 
 def _packed_rows(rows: FloatArray) -> FloatArray:
-    """The (n, 13) packed states of an (n, 13) or (n, 16) read array.
+    """The (..., n, 13) packed states of an (..., n, 13) or (..., n, 16) read array.
 
     With the COM column present, the COM velocity becomes the link origin's:
     ``v_link = v_com + w x (p_link - p_com)``, for all rows at once.
     """
-    if rows.shape[1] == _WIDTH_WITH_COM:
-        lever = rows[:, _POSITION] - rows[:, _COM]
-        rows[:, _LINEAR] += transforms.cross(rows[:, _ANGULAR], lever)
-        return rows[:, :_WIDTH]
+    if rows.shape[-1] == _WIDTH_WITH_COM:
+        lever = rows[..., _POSITION] - rows[..., _COM]
+        rows[..., _LINEAR] += transforms.cross(rows[..., _ANGULAR], lever)
+        return rows[..., :_WIDTH]
     return rows
 
 
 def _read_states(
-    extractor: ArticulationPoseExtractor | RigidBodyPoseExtractor, n: int
+    extractor: ArticulationPoseExtractor | RigidBodyPoseExtractor, trees: int, n: int
 ) -> BodyStates:
-    """``BodyStates`` (views of one fresh packed array) from an extractor's packed read."""
-    rows = np.empty((n, _WIDTH))
+    """``BodyStates`` (views of one fresh packed array) from an extractor's packed read.
+
+    Shapes (n, ...) for a single tree, (trees, n, ...) for a batch extractor.
+    """
+    rows = np.empty((trees, n, _WIDTH))
     extractor._read_rows(rows)
-    return BodyStates(rows[:, _POSITION], rows[:, _ROTATION], rows[:, _LINEAR], rows[:, _ANGULAR])
+    if extractor.batch_size is None:
+        rows = rows[0]
+    return BodyStates(
+        rows[..., _POSITION], rows[..., _ROTATION], rows[..., _LINEAR], rows[..., _ANGULAR]
+    )
 
 
 def _empty_states() -> BodyStates:

@@ -119,8 +119,15 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument(
         "--num-envs",
         type=_positive_int,
-        default=8,
-        help="environments stepped together (default 8)",
+        default=16,
+        help="agents stepped together in the native vector env (default 16)",
+    )
+    train.add_argument(
+        "--num-workers",
+        type=_positive_int,
+        default=None,
+        help="processes stepping the agents' physics (default: one per CPU core; 1 steps "
+        "them in this process)",
     )
     train.add_argument(
         "--max-steps",
@@ -253,6 +260,7 @@ def _train(args: argparse.Namespace) -> int:
         force=args.force,
         seed=args.seed,
         num_envs=args.num_envs,
+        num_workers=args.num_workers,
         max_steps=args.max_steps,
         progress_bar=args.progress_bar,
     )

@@ -9,7 +9,6 @@ the root) and local space (relative to each body's parent) with vectorised numpy
 from __future__ import annotations
 
 import abc
-import math
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -98,6 +97,11 @@ class PoseExtractor(abc.ABC):
     one row per pose (shapes (num_poses, 3) or (num_poses, 4)). They are read-only and replaced
     at each update: copy them to keep values across updates.
 
+    A batch extractor (``batch_size`` given) observes that many identical trees at once, for
+    example the same robot in N agents: every array gains a leading axis of ``batch_size``
+    trees (``(batch_size, num_poses, 3)`` ...), the read fills all trees' rows and the maths
+    runs once over all of them. The tree (``parent_indices``, names, enabled poses) is shared.
+
     Args:
         parent_indices: (n,) pose tree of the real bodies (see ``validate_parent_indices``);
             empty for an extractor with no root, which has 0 poses and whose updates do nothing.
@@ -105,6 +109,9 @@ class PoseExtractor(abc.ABC):
         virtual_root: optional ``(position (3,), rotation (4,) x, y, z, w)`` of a frame to
             stand at index 0; move it later with :meth:`set_virtual_root`.
         virtual_root_name: name of the virtual root in ``body_names``.
+        batch_size: None for one tree; an int >= 1 for a batch extractor of that many trees
+            (then ``virtual_root`` is ``(positions (batch_size, 3), rotations (batch_size, 4))``
+            or one pose for every tree).
     """
 
     def __init__(
@@ -114,7 +121,12 @@ class PoseExtractor(abc.ABC):
         body_names: Sequence[str] | None = None,
         virtual_root: tuple[ArrayLike, ArrayLike] | None = None,
         virtual_root_name: str = "virtual_root",
+        batch_size: int | None = None,
     ) -> None:
+        if batch_size is not None and (
+            isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1
+        ):
+            raise ValueError(f"batch_size must be None or an int >= 1, got {batch_size!r}")
         real_parents = validate_parent_indices(parent_indices)
         num_real = int(real_parents.size)
         if body_names is None:
@@ -142,10 +154,16 @@ class PoseExtractor(abc.ABC):
             self._enabled[0] = False
         # Packed world states of every pose (transforms.STATE_* columns), the virtual root's
         # row included with zero velocity; model and local space side by side in one array.
-        self._world = np.zeros((n, transforms.STATE_WIDTH))
-        self._world[:, transforms.STATE_ROTATION] = _IDENTITY_ROTATION
-        self._spaces = np.zeros((2, n, transforms.STATE_WIDTH))
+        # With a batch, one leading axis of trees on every array; a single tree is a batch of
+        # one internally, and its public arrays drop that axis.
+        self._batch_size = batch_size
+        trees = 1 if batch_size is None else batch_size
+        self._world = np.zeros((trees, n, transforms.STATE_WIDTH))
+        self._world[..., transforms.STATE_ROTATION] = _IDENTITY_ROTATION
+        self._spaces = np.zeros((trees, 2, n, transforms.STATE_WIDTH))
         self._spaces[..., transforms.STATE_ROTATION] = _IDENTITY_ROTATION
+        # Work array of transforms.relative_rows, allocated once.
+        self._features = np.empty((trees, 2, n, transforms.RELATIVE_FEATURES, 16))
         # Reference row of every row in each space: the root (row 0) for model space, the
         # parent for local space, the root being its own parent (its local state is zero).
         self._references = np.stack((np.zeros(n, dtype=np.intp), np.maximum(parents, 0)))
@@ -177,6 +195,11 @@ class PoseExtractor(abc.ABC):
     def root_name(self) -> str | None:
         """Name of the real root body (not the virtual root); None with no bodies."""
         return self._real_root_name
+
+    @property
+    def batch_size(self) -> int | None:
+        """Number of trees of a batch extractor; None for a single tree."""
+        return self._batch_size
 
     @property
     def has_virtual_root(self) -> bool:
@@ -224,34 +247,49 @@ class PoseExtractor(abc.ABC):
         self._enabled[index] = bool(enabled)
 
     # ---------------------------------------------------------------------- virtual root
-    def set_virtual_root(self, position: ArrayLike, rotation: ArrayLike) -> None:
+    def set_virtual_root(
+        self, position: ArrayLike, rotation: ArrayLike, trees: NDArray[np.intp] | None = None
+    ) -> None:
         """Moves the virtual root (index 0) to a world pose; its velocity stays zero.
 
         Args:
-            position: (3,) world position, metres.
-            rotation: (4,) world rotation (x, y, z, w); normalised here.
+            position: (3,) world position, metres; (trees, 3) for a batch extractor (or (3,)
+                for every tree).
+            rotation: (4,) world rotation (x, y, z, w), normalised here; (trees, 4) for a
+                batch extractor (or (4,) for every tree).
+            trees: for a batch extractor, the (k,) indices of the trees to move (then
+                ``position`` is (k, 3) or (3,)); None for all.
 
         Raises:
             RuntimeError: if this extractor has no virtual root.
-            ValueError: if the shapes are wrong, a value is not finite or the rotation is zero.
+            ValueError: if the shapes are wrong, a value is not finite or a rotation is zero.
         """
         if not self._has_virtual_root:
             raise RuntimeError("this PoseExtractor was built without a virtual root")
+        if trees is not None and self._batch_size is None:
+            raise ValueError("trees= selects trees of a batch extractor; this one has one tree")
         pos = np.asarray(position, dtype=np.float64)
         rot = np.asarray(rotation, dtype=np.float64)
-        if pos.shape != (3,) or rot.shape != (4,):
+        count = self._world.shape[0] if trees is None else len(trees)
+        allowed = ((3,), (count, 3)) if self._batch_size is not None else ((3,),)
+        if pos.shape not in allowed or rot.shape[:-1] != pos.shape[:-1] or rot.shape[-1:] != (4,):
+            expected = "(3,) and (4,)"
+            if self._batch_size is not None:
+                expected = f"({count}, 3) and ({count}, 4), or (3,) and (4,)"
             raise ValueError(
-                f"virtual root needs position (3,) and rotation (4,), got {pos.shape}, {rot.shape}"
+                f"virtual root needs position and rotation of shapes {expected}, got "
+                f"{pos.shape}, {rot.shape}"
             )
-        norm = math.sqrt(rot @ rot)
-        if not (math.isfinite(norm) and math.isfinite(pos @ pos)):
+        norm = np.sqrt(np.einsum("...i,...i->...", rot, rot))
+        if not (np.isfinite(norm).all() and np.isfinite(pos).all()):
             raise ValueError(
                 f"virtual root pose must be finite, got position {pos}, rotation {rot}"
             )
-        if norm < 1e-9:
+        if np.any(norm < 1e-9):
             raise ValueError(f"virtual root rotation must be non-zero, got {rot}")
-        self._world[0, transforms.STATE_POSITION] = pos
-        self._world[0, transforms.STATE_ROTATION] = rot / norm
+        rows = slice(None) if trees is None else trees
+        self._world[rows, 0, transforms.STATE_POSITION] = pos
+        self._world[rows, 0, transforms.STATE_ROTATION] = rot / norm[..., None]
 
     # --------------------------------------------------------------------------- update
     @abc.abstractmethod
@@ -262,33 +300,60 @@ class PoseExtractor(abc.ABC):
             ``BodyStates`` with one row per real body, in the order of ``parent_indices``.
         """
 
-    def update(self, *, model_space: bool = True, local_space: bool = True) -> None:
+    def update(
+        self,
+        *,
+        model_space: bool = True,
+        local_space: bool = True,
+        trees: NDArray[np.intp] | None = None,
+    ) -> None:
         """Reads the world states once and recomputes the requested spaces.
 
         Args:
             model_space: recompute the model-space arrays.
             local_space: recompute the local-space arrays.
+            trees: for a batch extractor, the (k,) indices of the trees to read and recompute
+                (the others keep their values); None for all.
 
         Raises:
-            ValueError: if the read returns wrong shapes or non-finite values.
+            ValueError: if the read returns wrong shapes or non-finite values, or ``trees`` is
+                given to a single-tree extractor.
         """
         if self.num_poses == 0 or not (model_space or local_space):
             return
-        world = self._world
-        real = world[self._offset :]
-        self._read_rows(real)
-        if not np.isfinite(real).all():
-            self._raise_non_finite(real)
-        rotation = real[:, transforms.STATE_ROTATION]
-        rotation /= np.sqrt(np.einsum("ij,ij->i", rotation, rotation))[:, None]
-        spaces = self._spaces
+        if trees is not None and self._batch_size is None:
+            raise ValueError("trees= selects trees of a batch extractor; this one has one tree")
+        full = trees is None
+        world = self._world if full else self._world[trees]
+        real = world[:, self._offset :]
+        if full:
+            self._read_rows(real)
+        else:
+            self._read_rows(real, trees)
+        if not np.isfinite(real.sum()):
+            self._raise_non_finite(real, trees)
+        rotation = real[..., transforms.STATE_ROTATION]
+        rotation /= np.sqrt(np.einsum("...i,...i->...", rotation, rotation))[..., None]
+        spaces = self._spaces if full else np.empty((len(trees), *self._spaces.shape[1:]))
+        features = self._features if full else None
         if model_space and local_space:
-            transforms.relative_rows(world, self._references, spaces)
+            transforms.relative_rows(world, self._references, spaces, features)
         else:
             space = MODEL_SPACE if model_space else LOCAL_SPACE
-            transforms.relative_rows(world, self._references[space], spaces[space])
+            transforms.relative_rows(
+                world,
+                self._references[space],
+                spaces[:, space],
+                None if features is None else features[:, space],
+            )
         # The root relative to itself: zero vectors exactly; the identity exactly, not 1e-16.
-        spaces[:, 0, transforms.STATE_ROTATION] = _IDENTITY_ROTATION
+        spaces[:, :, 0, transforms.STATE_ROTATION] = _IDENTITY_ROTATION
+        if not full:
+            self._world[trees] = world
+            if model_space and local_space:
+                self._spaces[trees] = spaces
+            else:
+                self._spaces[trees, space] = spaces[:, space]
 
     def update_model_space_poses(self) -> None:
         """Reads the world states and recomputes model space (ML-Agents' name)."""
@@ -301,16 +366,22 @@ class PoseExtractor(abc.ABC):
     def _read_rows(self, out: FloatArray) -> None:
         """Fills ``out`` with the real bodies' packed world states (``transforms.STATE_*``).
 
-        This default goes through :meth:`read_world_state`; a subclass may override it with a
-        read that fills the packed rows directly.
+        This default goes through :meth:`read_world_state` and fills one tree; a subclass may
+        override it with a read that fills the packed rows directly (a batch extractor must).
 
         Args:
-            out: (num_real_bodies, 13) view of the world array to fill.
+            out: (trees, num_real_bodies, 13) view of the world array to fill (one tree unless
+                the extractor is a batch extractor).
 
         Raises:
             ValueError: if ``read_world_state`` returns arrays of the wrong shape.
         """
+        if out.shape[0] != 1:
+            raise NotImplementedError(
+                f"{type(self).__name__} reads one tree; a batch extractor overrides _read_rows"
+            )
         states = self.read_world_state()
+        out = out[0]
         n_real = out.shape[0]
         columns = (
             transforms.STATE_POSITION,
@@ -327,13 +398,17 @@ class PoseExtractor(abc.ABC):
                 )
             out[:, where] = array
 
-    def _raise_non_finite(self, real: FloatArray) -> None:
-        """Raises ``ValueError`` naming the bodies whose world state is not finite."""
-        rows = np.flatnonzero(~np.isfinite(real).all(axis=1))
+    def _raise_non_finite(self, real: FloatArray, trees: NDArray[np.intp] | None = None) -> None:
+        """Raises ``ValueError`` naming the bodies (and tree) whose world state is not finite."""
+        bad = int(np.flatnonzero(~np.isfinite(real).all(axis=(1, 2)))[0])
+        tree = bad if trees is None else int(trees[bad])
+        rows = np.flatnonzero(~np.isfinite(real[tree]).all(axis=1))
         names = [self._body_names[i + self._offset] for i in rows]
-        states = _unpack(real[rows])
+        states = _unpack(real[bad, rows])
+        where = f" of tree {tree}" if self._batch_size is not None else ""
         raise ValueError(
-            f"non-finite world state for bodies {names}: position {states.position.tolist()}, "
+            f"non-finite world state{where} for bodies {names}: position "
+            f"{states.position.tolist()}, "
             f"rotation {states.rotation.tolist()}, linear velocity "
             f"{states.linear_velocity.tolist()}, angular velocity "
             f"{states.angular_velocity.tolist()}"
@@ -342,17 +417,21 @@ class PoseExtractor(abc.ABC):
     # --------------------------------------------------------------------------- arrays
     @property
     def world_states(self) -> BodyStates:
-        """Copies of the world states of every pose as of the last update (virtual root first)."""
-        return _unpack(_read_only_view(self._world.copy()))
+        """Copies of the world states of every pose as of the last update (virtual root first).
+
+        Shapes (num_poses, ...), or (batch_size, num_poses, ...) for a batch extractor.
+        """
+        return _unpack(_read_only_view(self._tree_axis(self._world).copy()))
 
     @property
     def packed_world(self) -> FloatArray:
         """(num_poses, 13) read-only view of the world states as packed rows (no copy).
 
-        ``transforms.STATE_*`` columns; the virtual root first. Overwritten in place by each
-        update: copy to keep (``world_states`` does).
+        ``transforms.STATE_*`` columns; the virtual root first; (batch_size, num_poses, 13) for
+        a batch extractor. Overwritten in place by each update: copy to keep (``world_states``
+        does).
         """
-        return _read_only_view(self._world)
+        return _read_only_view(self._tree_axis(self._world))
 
     @property
     def packed_spaces(self) -> FloatArray:
@@ -360,9 +439,10 @@ class PoseExtractor(abc.ABC):
 
         ``packed_spaces[MODEL_SPACE]`` and ``packed_spaces[LOCAL_SPACE]`` hold one
         ``transforms.STATE_*`` row (position, linear velocity, angular velocity, rotation) per
-        pose. Overwritten in place by each update: copy to keep.
+        pose; (batch_size, 2, num_poses, 13) for a batch extractor. Overwritten in place by
+        each update: copy to keep.
         """
-        return _read_only_view(self._spaces)
+        return _read_only_view(self._tree_axis(self._spaces))
 
     @property
     def model_positions(self) -> FloatArray:
@@ -406,7 +486,11 @@ class PoseExtractor(abc.ABC):
 
     def _space_view(self, space: int, field: slice) -> FloatArray:
         """Read-only view of one field of one space; overwritten by the next update."""
-        return _read_only_view(self._spaces[space, :, field])
+        return _read_only_view(self._tree_axis(self._spaces[:, space, :, field]))
+
+    def _tree_axis(self, array: FloatArray) -> FloatArray:
+        """``array`` (trees, ...) as the public arrays show it: without the axis for one tree."""
+        return array if self._batch_size is not None else array[0]
 
 
 def _read_only_view(array: FloatArray) -> FloatArray:
@@ -417,10 +501,10 @@ def _read_only_view(array: FloatArray) -> FloatArray:
 
 
 def _unpack(rows: FloatArray) -> BodyStates:
-    """Splits packed rows into ``BodyStates`` (views of ``rows``)."""
+    """Splits packed rows (..., 13) into ``BodyStates`` (views of ``rows``)."""
     return BodyStates(
-        rows[:, transforms.STATE_POSITION],
-        rows[:, transforms.STATE_ROTATION],
-        rows[:, transforms.STATE_LINEAR_VELOCITY],
-        rows[:, transforms.STATE_ANGULAR_VELOCITY],
+        rows[..., transforms.STATE_POSITION],
+        rows[..., transforms.STATE_ROTATION],
+        rows[..., transforms.STATE_LINEAR_VELOCITY],
+        rows[..., transforms.STATE_ANGULAR_VELOCITY],
     )

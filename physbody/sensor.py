@@ -9,7 +9,11 @@ from gymnasium import spaces
 from numpy.typing import ArrayLike, NDArray
 
 from physbody import transforms
-from physbody.bullet import ArticulationPoseExtractor, RigidBodyPoseExtractor
+from physbody.bullet import (
+    ArticulationBatchPoseExtractor,
+    ArticulationPoseExtractor,
+    RigidBodyPoseExtractor,
+)
 from physbody.pose_extractor import LOCAL_SPACE, MODEL_SPACE, PoseExtractor
 from physbody.settings import PhysicsSensorSettings
 
@@ -75,9 +79,10 @@ class PhysicsBodySensor:
         )
         high = self._upper_bounds()
         self._space = spaces.Box(-high, high, dtype=np.float32)
-        # Flat positions in the extractor's packed (2, num_poses, 13) spaces of every float this
-        # sensor writes, in write order: one gather per write.
-        self._packed = extractor.packed_spaces
+        # Flat positions in one tree's packed (2, num_poses, 13) spaces of every float this
+        # sensor writes, in write order: one gather per write, for every tree at once.
+        self._batch_size = extractor.batch_size
+        self._packed = extractor.packed_spaces.reshape(self._batch_size or 1, -1)
         rows_per_space = extractor.num_poses * _STATE_WIDTH
         blocks = [
             (
@@ -116,6 +121,37 @@ class PhysicsBodySensor:
         extractor = RigidBodyPoseExtractor(
             root_body_id, client=client, body_ids=body_ids, virtual_root=virtual_root
         )
+        return cls(extractor, settings, name)
+
+    @classmethod
+    def from_articulations(
+        cls,
+        body_ids: Sequence[int],
+        *,
+        client: int | Sequence[int],
+        settings: PhysicsSensorSettings | None = None,
+        link_names: Sequence[str] | None = None,
+        virtual_root: tuple[ArrayLike, ArrayLike] | None = None,
+        name: str | None = None,
+    ) -> PhysicsBodySensor:
+        """A batch sensor over many copies of one multibody (one tree per body).
+
+        ``write`` then takes a (len(body_ids), >= size) buffer and fills one row per tree;
+        row ``k`` is exactly what ``from_articulation(body_ids[k], ...)`` writes.
+
+        Args:
+            body_ids: PyBullet multibody ids, one per tree.
+            client: the physics client of every body, or one per body.
+            settings: quantities to observe; ``default()`` if None.
+            link_names: optional links to observe, base first; others are skipped.
+            virtual_root: optional ``(positions (trees, 3), rotations (trees, 4))`` frames.
+            name: sensor name; ``"ArticulationBodySensor:<base name>"`` if None.
+        """
+        extractor = ArticulationBatchPoseExtractor(
+            body_ids, client=client, link_names=link_names, virtual_root=virtual_root
+        )
+        if name is None:
+            name = f"ArticulationBodySensor:{extractor.root_name}"
         return cls(extractor, settings, name)
 
     @classmethod
@@ -183,38 +219,80 @@ class PhysicsBodySensor:
         return dict(self._layout)
 
     # ------------------------------------------------------------------------ observing
-    def update(self) -> None:
-        """Reads the bodies once and recomputes the spaces the settings use."""
-        self._extractor.update(
-            model_space=self._settings.use_model_space,
-            local_space=self._settings.use_local_space,
-        )
+    @property
+    def batch_size(self) -> int | None:
+        """Trees observed at once (a batch extractor's), or None for one tree."""
+        return self._batch_size
+
+    def update(self, trees: NDArray[np.intp] | None = None) -> None:
+        """Reads the bodies once and recomputes the spaces the settings use.
+
+        Args:
+            trees: for a batch sensor, the (k,) indices of the trees to update; None for all.
+        """
+        if trees is None:
+            self._extractor.update(
+                model_space=self._settings.use_model_space,
+                local_space=self._settings.use_local_space,
+            )
+        else:
+            self._extractor.update(
+                model_space=self._settings.use_model_space,
+                local_space=self._settings.use_local_space,
+                trees=trees,
+            )
+
+    def write_rows(self, buffer: NDArray[np.floating], rows: NDArray[np.intp], offset: int) -> int:
+        """A batch sensor's values of the trees ``rows`` into ``buffer[rows, offset:...]``.
+
+        The hot-path form of :meth:`write` for a batch: no checks beyond numpy's own.
+
+        Args:
+            buffer: (batch_size, m) floating array, m >= offset + size.
+            rows: (k,) tree indices, which are also the buffer rows written.
+            offset: first column written.
+
+        Returns:
+            The number of floats written per tree.
+        """
+        buffer[rows, offset : offset + self._size] = self._packed[rows].take(self._gather, axis=1)
+        return self._size
 
     def write(self, buffer: NDArray[np.floating], offset: int = 0) -> int:
         """Writes the last update's values into ``buffer[offset:offset + size]``.
 
         Values are cast to the buffer's dtype (float32 for an observation). Nothing outside
-        the sensor's region is touched.
+        the sensor's region is touched. A batch sensor (``batch_size`` trees) writes one row
+        per tree: ``buffer[:, offset:offset + size]`` of a (batch_size, m) buffer.
 
         Args:
-            buffer: writable 1-D floating-point numpy array.
-            offset: index of the first float to write, >= 0.
+            buffer: writable floating-point numpy array: 1-D, or (batch_size, m) for a batch.
+            offset: index of the first float to write (in each row), >= 0.
 
         Returns:
-            The number of floats written (``observation_shape[0]``), ML-Agents' ``WritePoses``.
+            The number of floats written per tree (``observation_shape[0]``), ML-Agents'
+            ``WritePoses``.
 
         Raises:
             TypeError: if ``buffer`` is not a floating numpy array or ``offset`` not an int.
-            ValueError: if ``buffer`` is not 1-D, is read-only, or is too short.
+            ValueError: if ``buffer`` has the wrong number of dimensions or rows, is
+                read-only, or is too short.
         """
-        _check_buffer(buffer, offset, self._size)
-        buffer[offset : offset + self._size] = self._packed.take(self._gather)
+        _check_buffer(buffer, offset, self._size, self._batch_size)
+        if self._batch_size is None:
+            buffer[offset : offset + self._size] = self._packed[0].take(self._gather)
+        else:
+            buffer[:, offset : offset + self._size] = self._packed.take(self._gather, axis=1)
         return self._size
 
     def observe(self) -> NDArray[np.float32]:
-        """Updates, then returns the observation as a new float32 array."""
+        """Updates, then returns the observation as a new float32 array.
+
+        Shape ``(size,)``, or ``(batch_size, size)`` for a batch sensor.
+        """
         self.update()
-        out = np.empty(self._size, dtype=np.float32)
+        rows = () if self._batch_size is None else (self._batch_size,)
+        out = np.empty((*rows, self._size), dtype=np.float32)
         self.write(out, 0)
         return out
 
@@ -278,18 +356,26 @@ def _columns(fields: tuple[slice, ...]) -> NDArray[np.intp]:
     return np.concatenate([np.arange(field.start, field.stop) for field in fields])
 
 
-def _check_buffer(buffer: NDArray[np.floating], offset: int, size: int) -> None:
-    """Raises if ``size`` floats cannot be written into ``buffer`` at ``offset``."""
+def _check_buffer(
+    buffer: NDArray[np.floating], offset: int, size: int, batch_size: int | None
+) -> None:
+    """Raises if ``size`` floats (per tree) cannot be written into ``buffer`` at ``offset``."""
     if not isinstance(buffer, np.ndarray) or not np.issubdtype(buffer.dtype, np.floating):
         raise TypeError(f"buffer must be a floating-point numpy array, got {type(buffer)!r}")
     if isinstance(offset, bool) or not isinstance(offset, int | np.integer):
         raise TypeError(f"offset must be an int, got {offset!r}")
-    if buffer.ndim != 1:
+    if batch_size is None and buffer.ndim != 1:
         raise ValueError(f"buffer must be 1-D, got shape {buffer.shape}")
+    if batch_size is not None and (buffer.ndim != 2 or buffer.shape[0] != batch_size):
+        raise ValueError(
+            f"a batch sensor of {batch_size} trees writes into a ({batch_size}, m) buffer, "
+            f"got shape {buffer.shape}"
+        )
     if not buffer.flags.writeable:
         raise ValueError("buffer is read-only")
-    if offset < 0 or offset + size > buffer.shape[0]:
+    length = buffer.shape[-1]
+    if offset < 0 or offset + size > length:
         raise ValueError(
             f"sensor writes {size} floats at offset {offset}, but the buffer has "
-            f"{buffer.shape[0]} (needs offset in [0, {buffer.shape[0] - size}])"
+            f"{length} (needs offset in [0, {length - size}])"
         )

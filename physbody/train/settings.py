@@ -26,6 +26,7 @@ This module imports attrs only (PyYAML is imported when a file is read), so the 
 parse settings without the training libraries.
 """
 
+import os
 import types
 from collections.abc import Mapping
 from pathlib import Path
@@ -496,7 +497,10 @@ class TrainOptions:
         resume: continue the run from its newest checkpoint and its step count.
         force: delete an existing run folder of the same name first.
         seed: seed of the model, the environments and every random generator they use.
-        num_envs: environments stepped together (in this process).
+        num_envs: agents stepped together: one native vector env (``envs.vector``), split
+            over ``num_workers`` processes.
+        num_workers: processes that step the agents' physics; None uses one per CPU core
+            (``os.cpu_count()``), at most ``num_envs``. 1 steps them in this process.
         max_steps: override of the behavior's ``max_steps``.
         progress_bar: draw a progress bar on a terminal (stderr).
     """
@@ -510,7 +514,10 @@ class TrainOptions:
     resume: bool = attrs.field(default=False, validator=v.instance_of(bool))
     force: bool = attrs.field(default=False, validator=v.instance_of(bool))
     seed: int = attrs.field(default=0, validator=[v.instance_of(int), v.ge(0)])
-    num_envs: int = attrs.field(default=8, validator=[v.instance_of(int), v.ge(1)])
+    num_envs: int = attrs.field(default=16, validator=[v.instance_of(int), v.ge(1)])
+    num_workers: int | None = attrs.field(
+        default=None, validator=v.optional([v.instance_of(int), v.ge(1)])
+    )
     max_steps: int | None = attrs.field(
         default=None, validator=v.optional([v.instance_of(int), v.gt(0)])
     )
@@ -524,3 +531,9 @@ class TrainOptions:
     def run_dir(self) -> Path:
         """``results_dir / run_id``."""
         return self.results_dir / self.run_id
+
+    @property
+    def worker_count(self) -> int:
+        """Processes stepping the agents: ``num_workers``, or one per core, at most ``num_envs``."""
+        wanted = self.num_workers if self.num_workers is not None else os.cpu_count() or 1
+        return max(1, min(wanted, self.num_envs))

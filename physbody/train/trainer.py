@@ -176,18 +176,21 @@ def resolve_settings(options: TrainOptions) -> tuple[str, str, TrainerSettings]:
 
 
 # ------------------------------------------------------------------------------- building
-def make_vec_env(env_id: str, settings: TrainerSettings, num_envs: int) -> Any:
+def make_vec_env(
+    env_id: str, settings: TrainerSettings, num_envs: int, num_workers: int = 1
+) -> Any:
     """``num_envs`` agents of ``env_id`` in the native vector env, wrapped in ``VecMonitor``.
 
-    All agents share one PyBullet world and one ``stepSimulation`` per physics step (see
-    ``envs.vector``); the extrinsic reward's ``strength`` scales the rewards. Observation
-    normalisation is added by the caller (fresh or loaded ``VecNormalize``).
+    The agents are split over ``num_workers`` processes, each stepping one PyBullet world
+    with one ``stepSimulation`` per physics step for its agents (see ``envs.vector``); the
+    extrinsic reward's ``strength`` scales the rewards. Observation normalisation is added
+    by the caller (fresh or loaded ``VecNormalize``).
     """
     from stable_baselines3.common.vec_env import VecMonitor
 
     from physbody.train.native_vec_env import ScaledReward, make_native_vec_env
 
-    venv = make_native_vec_env(env_id, num_envs)
+    venv = make_native_vec_env(env_id, num_envs, num_workers=num_workers)
     strength = float(settings.reward_signals.extrinsic.strength)
     if strength != 1.0:
         venv = ScaledReward(venv, strength)
@@ -472,7 +475,7 @@ def train(options: TrainOptions) -> TrainResult:
         yaml.safe_dump(RunSettings(behaviors={behavior: settings}).as_dict(), sort_keys=False),
     )
     keep = settings.keep_checkpoints
-    venv = make_vec_env(env_id, settings, options.num_envs)
+    venv = make_vec_env(env_id, settings, options.num_envs, options.worker_count)
     try:
         if options.resume:
             manager = CheckpointManager.restore(

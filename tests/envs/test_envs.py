@@ -207,12 +207,14 @@ def test_touching_the_dynamic_target_pays_one_and_respawns_it():
     env = gym.make("Crawler-v0")
     env.reset(seed=0)
     unwrapped = env.unwrapped
-    target, client = unwrapped._target, unwrapped.client
+    targets, client = unwrapped.targets, unwrapped.client
     for _ in range(15):  # land first: a target dropped on a falling body never reaches it
         env.step(np.zeros(20, dtype=np.float32))
     body_position = p.getBasePositionAndOrientation(unwrapped.robot, physicsClientId=client)[0]
     drop = (body_position[0], body_position[1], body_position[2] + 1.2)
-    p.resetBasePositionAndOrientation(target.body_id, drop, (0, 0, 0, 1), physicsClientId=client)
+    p.resetBasePositionAndOrientation(
+        int(targets.body_ids[0]), drop, (0, 0, 0, 1), physicsClientId=client
+    )
     touched = 0.0
     for _ in range(5):
         _, _, _, _, info = env.step(np.zeros(20, dtype=np.float32))
@@ -221,7 +223,7 @@ def test_touching_the_dynamic_target_pays_one_and_respawns_it():
             break
     assert touched == 1.0
     assert info["target_touches"] == 1
-    assert np.linalg.norm(np.subtract(target.position[:2], drop[:2])) > 0.1
+    assert np.linalg.norm(np.subtract(targets.position[0, :2], drop[:2])) > 0.1
     env.close()
 
 

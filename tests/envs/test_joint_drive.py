@@ -8,7 +8,9 @@ import pybullet as p
 import pytest
 
 from envs.crawler import CRAWLER
-from envs.locomotion import GRAVITY, TIMESTEP, JointDriveController, urdf_path
+from envs.body import urdf_path
+from envs.joint_drive import JointDriveController
+from envs.scene import GRAVITY, TIMESTEP
 from envs.walker import WALKER
 
 BODIES = {"crawler": CRAWLER, "walker": WALKER}

@@ -13,7 +13,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 import envs
-from envs.locomotion import platform_offsets
+from envs.scene import platform_offsets
 from envs.rewards import RewardNaNError
 from envs.vector import LocomotionVectorEnv, ProcessVectorEnv, agent_seeds
 

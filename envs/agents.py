@@ -1,0 +1,734 @@
+"""N agents of one locomotion task in one PyBullet world: the step loop, written once.
+
+:class:`LocomotionAgents` serves both forms of every environment: ``envs.locomotion``'s
+Gymnasium env is the case N = 1, ``envs.vector``'s native vector env N >= 1. Every physics step
+and every decision does its numpy work once for all agents: one world-wide contact query split
+by body id (``envs.contacts``), the roots' states, the orientation cubes and the reward records
+as (N, ...) arrays, the body-part observations from one batch sensor over the N robots (still one
+``getLinkStates`` per robot: PyBullet has nothing wider), the task block and the reward terms
+over all agents at once. An agent whose forbidden part touches its floor ends its decision at
+that physics step, as the single env breaks out of its loop; the others go on.
+"""
+
+from __future__ import annotations
+
+import abc
+import math
+from collections.abc import Sequence
+from itertools import chain
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+import pybullet as p
+from gymnasium import spaces
+from numpy.typing import NDArray
+
+from envs.body import FORWARD_LOCAL, BodyDescription, BodyLinks, default_sensor_settings, urdf_path
+from envs.contacts import ContactRoles, contact_pairs, split_contacts
+from envs.joint_drive import JointDriveController
+from envs.rewards import RewardNaNError
+from envs.scene import (
+    DAMPING,
+    TIMESTEP,
+    OrientationCubes,
+    SceneDescription,
+    Targets,
+    apply_unity_material,
+    connect_world,
+    platform_offsets,
+    static_box,
+    target_box,
+)
+from physbody import PhysicsBodySensor, PhysicsSensorSettings, transforms
+
+__all__ = ["Agent", "LocomotionAgents", "validate_actions"]
+
+RAYCAST_LENGTH = 10.0  # m, the Crawler's downward ray
+_POSITION = transforms.STATE_POSITION
+_ROTATION = transforms.STATE_ROTATION
+_flatten = chain.from_iterable
+
+
+def validate_actions(actions: Any, shape: tuple[int, ...]) -> NDArray[np.float64]:
+    """Checks the shape and finiteness of an action or a batch of actions; clips to [-1, 1].
+
+    Finite values outside [-1, 1] are clipped, as ML-Agents clips its continuous actions.
+
+    Args:
+        actions: ``(action_size,)`` for one agent or ``(num_agents, action_size)`` for a batch.
+        shape: the expected shape.
+
+    Returns:
+        The actions as float64 clipped to [-1, 1], in ``shape``.
+
+    Raises:
+        ValueError: for a non-numeric value, a wrong shape (naming both shapes) or a
+            non-finite value (naming every bad index, and for a batch the agent).
+    """
+    name = "action" if len(shape) == 1 else "actions"
+    try:
+        array = np.asarray(actions, dtype=np.float64)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{name} must be a numeric array, got {actions!r}") from error
+    if array.shape != shape:
+        raise ValueError(f"{name} must have shape {shape}, got shape {array.shape}")
+    bad = ~np.isfinite(array)
+    if bad.any():
+        if array.ndim == 1:
+            where = np.flatnonzero(bad)
+            raise ValueError(
+                f"action must be finite; non-finite at indices {where.tolist()}: {array[where]}"
+            )
+        parts = [
+            f"agent {agent} at indices {np.flatnonzero(row).tolist()}: {array[agent][row]}"
+            for agent, row in enumerate(bad)
+            if row.any()
+        ]
+        raise ValueError("actions must be finite; non-finite in " + "; ".join(parts))
+    return np.clip(array, -1.0, 1.0)
+
+
+class Agent:
+    """One agent's PyBullet bodies and drive in the shared world (built by LocomotionAgents).
+
+    Attributes:
+        index: the agent's position in the batch.
+        offset: (3,) translation of its platform, metres, world frame.
+        spawn: (3,) its root's spawn position, metres, world frame.
+        floor: body id of its floor.
+        walls: body ids of its walls.
+        robot: body id of its multibody.
+        target: body id of its target.
+        drive: its joint drive.
+    """
+
+    __slots__ = ("drive", "floor", "index", "offset", "robot", "spawn", "target", "walls")
+
+    def __init__(
+        self,
+        index: int,
+        offset: NDArray[np.float64],
+        spawn: NDArray[np.float64],
+        floor: int,
+        walls: tuple[int, ...],
+        robot: int,
+        target: int,
+        drive: JointDriveController,
+    ) -> None:
+        self.index = index
+        self.offset = offset
+        self.spawn = spawn
+        self.floor = floor
+        self.walls = walls
+        self.robot = robot
+        self.target = target
+        self.drive = drive
+
+
+class LocomotionAgents(abc.ABC):
+    """N agents of one task in one PyBullet world: the per-agent logic, written once.
+
+    Each agent has its own platform, walls and target (``platform_offsets`` keeps them
+    apart), orientation cube, joint drive, contacts and episode state. One decision holds
+    each agent's action for ``frame_skip`` physics steps (ML-Agents' DecisionPeriod 5 with
+    TakeActionsBetweenDecisions off); every physics step is one ``stepSimulation`` for all
+    agents. When an agent's forbidden part touches its floor, its reward, observation and
+    episode end are taken at that physics step, as the single env breaks out of its loop;
+    the other agents go on (its body moves on with them until it is reset).
+
+    Subclasses give the body (``BODY``), the reward terms (``REWARD_TERMS``) and three hooks,
+    each for a group of agents at once: :meth:`_new_records`, :meth:`_record` (what each
+    physics step leaves for the rewards) and :meth:`_reward_terms`. The Gymnasium classes on
+    top choose N and the API: ``envs.locomotion.LocomotionEnv`` (N = 1) and
+    ``envs.vector.LocomotionVectorEnv``.
+
+    Attributes:
+        sensor: the batch PhysicsBodySensor over every agent's body parts (one tree per
+            agent), the agent's orientation cube as virtual root.
+        targets: every agent's target.
+        touching_target: (N,) whether a part touched the agent's target at the last physics
+            step.
+        ground_contacts: (N, num_parts) which parts touched the agent's floor at the last
+            physics step.
+        target_touches: (N,) target touches in each agent's current episode.
+    """
+
+    BODY: ClassVar[BodyDescription]
+    #: Names of the reward terms, in ``info`` as ``reward_<name>``.
+    REWARD_TERMS: ClassVar[tuple[str, ...]]
+    metadata: dict[str, Any]
+
+    # ------------------------------------------------------------------------- building
+    def _build_agents(
+        self,
+        *,
+        num_agents: int,
+        scene: SceneDescription,
+        frame_skip: int = 5,
+        sensor_settings: PhysicsSensorSettings | None = None,
+        urdf: str | Path | None = None,
+        joint_spring: float = 40000.0,
+        joint_damper: float = 3000.0,
+        joint_max_force: float = 10000.0,
+        prefab_drive: tuple[float, float, float] = (0.0, 0.0, 0.0),
+        render_mode: str | None = None,
+        width: int = 480,
+        height: int = 480,
+    ) -> None:
+        """Checks the arguments, connects a client and builds the world with every agent.
+
+        Args:
+            num_agents: agents in the world, >= 1.
+            scene: each agent's platform, walls and target.
+            frame_skip: physics steps per decision.
+            sensor_settings: body-part observations; ``default_sensor_settings()`` if None.
+            urdf: a replacement body URDF with the same link and joint names.
+            joint_spring: JointDriveController ``maxJointSpring``, N*m/rad.
+            joint_damper: JointDriveController ``jointDampen``, N*m*s/rad.
+            joint_max_force: JointDriveController ``maxJointForceLimit``, N*m.
+            prefab_drive: ``(spring, damper, max_force)`` of the drive at reset.
+            render_mode: None, or one of ``metadata["render_modes"]``.
+            width: rgb_array frame width in pixels.
+            height: rgb_array frame height in pixels.
+
+        Raises:
+            ValueError, TypeError, FileNotFoundError: for bad arguments, naming them.
+            RuntimeError: for ``render_mode="human"`` without a display.
+        """
+        if isinstance(num_agents, bool) or not isinstance(num_agents, int) or num_agents < 1:
+            raise ValueError(f"num_envs must be a positive int, got {num_agents!r}")
+        if isinstance(frame_skip, bool) or not isinstance(frame_skip, int) or frame_skip < 1:
+            raise ValueError(f"frame_skip must be a positive int, got {frame_skip!r}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(
+                f"render_mode must be one of {self.metadata['render_modes']} or None, "
+                f"got {render_mode!r}"
+            )
+        if sensor_settings is None:
+            sensor_settings = default_sensor_settings()
+        if not isinstance(sensor_settings, PhysicsSensorSettings):
+            raise TypeError(
+                f"sensor_settings must be a PhysicsSensorSettings, got {sensor_settings!r}"
+            )
+        for name, value in (("width", width), ("height", height)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive int, got {value!r}")
+        path = Path(urdf) if urdf is not None else urdf_path(self.BODY.urdf)
+        if not path.is_file():
+            raise FileNotFoundError(f"URDF not found at {path.resolve()}")
+        self._frame_skip = frame_skip
+        self._scene = scene
+        self._prefab_drive = prefab_drive
+        self.render_mode = render_mode
+        self._width, self._height = width, height
+        self.dt = TIMESTEP * frame_skip
+        self.metadata = {**type(self).metadata, "render_fps": round(1.0 / self.dt)}
+
+        self._closed = True
+        self._client = connect_world(render_mode)
+        self._closed = False
+        self._build_world(num_agents, path, sensor_settings, joint_spring, joint_damper,
+                          joint_max_force)  # fmt: skip
+        self._build_spaces(num_agents)
+        self._records = self._new_records(num_agents)
+        self._needs_reset = np.ones(num_agents, dtype=bool)
+        self._in_step = False
+        self._after_build()
+
+    def _build_world(
+        self,
+        num_agents: int,
+        path: Path,
+        sensor_settings: PhysicsSensorSettings,
+        spring: float,
+        damper: float,
+        max_force: float,
+    ) -> None:
+        """Platforms, walls, robots, targets, drives, the batch sensor and the contact roles."""
+        client, scene, body = self._client, self._scene, self.BODY
+        offsets = platform_offsets(scene, num_agents)
+        spawns = offsets + (0.0, 0.0, body.spawn_height)
+        target_starts = offsets + scene.target_start
+        fx, fy = scene.floor_center_xy
+        flags = p.URDF_USE_INERTIA_FROM_FILE | p.URDF_USE_SELF_COLLISION
+        floors, walls, robots, target_ids = [], [], [], []
+        # Agent by agent, so that each agent's bodies get the ids they have in a single env's
+        # world plus a constant: PyBullet orders contact pairs by body id, and a batch agent
+        # then solves its island in the same order as a single env.
+        for offset, spawn, target_start in zip(offsets, spawns, target_starts, strict=True):
+            floors.append(
+                static_box(
+                    client,
+                    offset + (fx, fy, -scene.floor_half_extents[2]),
+                    scene.floor_half_extents,
+                    (0.75, 0.75, 0.8, 1),
+                )
+            )
+            walls.append(
+                tuple(
+                    static_box(client, offset + center, half, (0.55, 0.6, 0.7, 1))
+                    for center, half in scene.walls
+                )
+            )
+            robot = p.loadURDF(
+                str(path), spawn, flags=flags, useFixedBase=False, physicsClientId=client
+            )
+            if not robots:
+                self._links = BodyLinks.read(robot, client, body, path)
+            self._prepare_robot(robot)
+            robots.append(robot)
+            target_ids.append(
+                target_box(client, target_start, scene.target_size, scene.target_mass)
+            )
+        self.targets = Targets(
+            client,
+            target_ids,
+            target_starts,
+            spawn_radius=scene.spawn_radius,
+            respawn_if_touched=scene.respawn_if_touched,
+        )
+        self.sensor = PhysicsBodySensor.from_articulations(
+            robots,
+            client=client,
+            settings=sensor_settings,
+            link_names=body.part_names,
+            virtual_root=((0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 1.0)),
+            name=f"PhysicsBodySensor:{body.part_names[0]}",
+        )
+        drive = {"spring": spring, "damper": damper, "max_force": max_force}
+        self._agents = [
+            Agent(
+                index,
+                offsets[index],
+                spawns[index],
+                floors[index],
+                walls[index],
+                robot,
+                int(self.targets.body_ids[index]),
+                JointDriveController(robot, client, body.actuated, timestep=TIMESTEP, **drive),
+            )
+            for index, robot in enumerate(robots)
+        ]
+        self._robots = robots
+        self._roles = ContactRoles.build(
+            robots, floors, self.targets.body_ids.tolist(), self._links.link_to_part,
+            len(body.part_names),
+        )  # fmt: skip
+        self._cubes = OrientationCubes(num_agents)
+        inertial = p.getDynamicsInfo(robots[0], -1, physicsClientId=client)
+        # Root forward axis in the base's inertial (COM) frame, which PyBullet reports.
+        self._root_forward_in_com = transforms.quat_rotate_inverse(inertial[4], FORWARD_LOCAL)
+        self._forward_rows = [body.part_names.index(n) + 1 for n in body.forward_parts]
+        self.touching_target = np.zeros(num_agents, dtype=bool)
+        self.ground_contacts = np.zeros((num_agents, len(body.part_names)), dtype=bool)
+        self.target_touches = np.zeros(num_agents, dtype=np.int64)
+
+    def _prepare_robot(self, robot: int) -> None:
+        """Material, damping and the collision filter of one robot's parts."""
+        client, links = self._client, self._links
+        for link in links.part_links:
+            apply_unity_material(robot, link, client)
+            p.changeDynamics(
+                robot, link, linearDamping=DAMPING, angularDamping=DAMPING, physicsClientId=client
+            )
+        # Jointed parts do not collide (Unity's enableCollision 0); other pairs do. PyBullet's
+        # parent exclusion sees the massless helper links between two parts, so the part
+        # pairs joined through a revolute chain are excluded here explicitly.
+        for child, parent in enumerate(links.part_parents):
+            if parent >= 0:
+                p.setCollisionFilterPair(
+                    robot,
+                    robot,
+                    links.part_links[parent],
+                    links.part_links[child],
+                    enableCollision=0,
+                    physicsClientId=client,
+                )
+
+    def _build_spaces(self, num_agents: int) -> None:
+        """One agent's observation and action spaces, ``observation_layout`` and the buffer.
+
+        The buffer ``_obs`` is (num_agents, observation size) float32; every observation is
+        written into its agent's row.
+        """
+        body = self.BODY
+        sensor_space = self.sensor.observation_space
+        layout: dict[str, slice] = {
+            f"sensor/{name}": where for name, where in self.sensor.observation_layout.items()
+        }
+        big = float(np.finfo(np.float32).max)
+        low = [sensor_space.low]
+        high = [sensor_space.high]
+        start = sensor_space.shape[0]
+
+        def block(name: str, size: int, lo: float, hi: float) -> None:
+            nonlocal start
+            layout[name] = slice(start, start + size)
+            low.append(np.full(size, lo, dtype=np.float32))
+            high.append(np.full(size, hi, dtype=np.float32))
+            start += size
+
+        for part in body.forward_parts:
+            block(f"rotation_delta/{part}", 4, -1.0, 1.0)
+        block("target_position", 3, -big, big)
+        if body.raycast:
+            block("raycast", 1, 0.0, 1.0)
+        block("ground_contacts", len(body.part_names), 0.0, 1.0)
+        block("joint_strengths", len(body.actuated), 0.0, 1.0)
+        self.observation_layout: dict[str, slice] = layout
+        self._agent_observation_space = spaces.Box(
+            np.concatenate(low), np.concatenate(high), dtype=np.float32
+        )
+        self._agent_action_space = spaces.Box(
+            -1.0, 1.0, shape=(body.action_size,), dtype=np.float32
+        )
+        self._obs = np.zeros((num_agents, start), dtype=np.float32)
+
+    # -------------------------------------------------------------------------- episodes
+    def _rng(self, agent: int) -> np.random.Generator:
+        """The random generator of agent ``agent``: every random draw of its episodes."""
+        return self._rngs[agent]
+
+    def _reset_agents(self, agents: Sequence[int]) -> None:
+        """Starts a new episode for each of ``agents``; the others are not touched.
+
+        Puts the body back at rest at its spawn point with a random yaw, its joints at zero,
+        the target at its start (a dynamic target then respawns at random), the joint drive
+        back to the prefab's with the strength observations at 0 (so that an episode does
+        not depend on the one before; ML-Agents keeps both), and observes.
+        """
+        client, targets = self._client, self.targets
+        joints = self._links.joint_indices
+        count = len(joints)
+        for i in agents:
+            agent, rng = self._agents[i], self._rng(i)
+            p.resetBaseVelocity(agent.robot, (0, 0, 0), (0, 0, 0), physicsClientId=client)
+            p.resetJointStatesMultiDof(
+                agent.robot,
+                joints,
+                [[0.0]] * count,
+                targetVelocities=[[0.0]] * count,
+                physicsClientId=client,
+            )
+            targets.reset(i)
+            yaw = rng.uniform(0.0, 2.0 * math.pi)
+            p.resetBasePositionAndOrientation(
+                agent.robot,
+                agent.spawn,
+                p.getQuaternionFromEuler((0.0, 0.0, yaw)),
+                physicsClientId=client,
+            )
+            if self._scene.spawn_radius > 0.0:
+                targets.respawn(i, rng)
+            agent.drive.reset(*self._prefab_drive)
+            root = p.getBasePositionAndOrientation(agent.robot, physicsClientId=client)[0]
+            self._cubes.reset(i, root, targets.position[i])
+        index = np.asarray(agents, dtype=np.intp)
+        self.touching_target[index] = False
+        self.ground_contacts[index] = False
+        self.target_touches[index] = 0
+        self._needs_reset[index] = False
+        self._observe_agents(index)
+
+    def _step_agents(
+        self, actions: NDArray[np.float64]
+    ) -> tuple[NDArray[np.float64], NDArray[np.bool_], dict[str, NDArray[np.float64]]]:
+        """Holds each agent's action for ``frame_skip`` physics steps and scores the decision.
+
+        Each agent's observation is written into its row of ``_obs``.
+
+        Args:
+            actions: (num_agents, action_size) actions, already clipped to [-1, 1].
+
+        Returns:
+            ``(rewards, terminated, terms)``: (num_agents,) rewards, (num_agents,) flags of a
+            forbidden ground contact, and each reward term by name as a (num_agents,) array.
+
+        Raises:
+            RewardNaNError: when a reward term comes out NaN (naming the agent in a batch).
+        """
+        client, targets = self._client, self.targets
+        JointDriveController.apply_all([agent.drive for agent in self._agents], actions)
+        count = len(self._agents)
+        touches = np.zeros(count, dtype=np.int64)
+        terminated = np.zeros(count, dtype=bool)
+        rewards = np.zeros(count)
+        terms = {name: np.zeros(count) for name in self.REWARD_TERMS}
+        live = np.arange(count)
+        terminating = self._links.terminating
+        for k in range(self._frame_skip):
+            p.stepSimulation(physicsClientId=client)
+            positions, orientations, velocities = self._read_roots(live)
+            ground, touching = split_contacts(contact_pairs(client), self._roles)
+            ground, touching = ground[live], touching[live]
+            new = touching & ~self.touching_target[live]
+            touches[live] += new
+            if targets.respawn_if_touched and new.any():
+                for i in live[new].tolist():
+                    targets.respawn(i, self._rng(i))
+                touching &= ~new
+            self.touching_target[live] = touching
+            self.ground_contacts[live] = ground
+            cube_forward_before = self._cubes.forward[live]
+            self._cubes.update(live, positions, targets.position[live])
+            self._record(
+                self._records, k, live, positions, orientations, velocities, cube_forward_before
+            )
+            ended = (ground & terminating).any(axis=1)
+            if ended.any():
+                stopped = live[ended]
+                terminated[stopped] = True
+                self._finish(stopped, k + 1, touches, terminated, rewards, terms)
+                live = live[~ended]
+                if not live.size:
+                    break
+        if live.size:
+            self._finish(live, self._frame_skip, touches, terminated, rewards, terms)
+        return rewards, terminated, terms
+
+    def _read_roots(
+        self, agents: NDArray[np.intp]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+        """(L, 3) COM positions, (L, 4) orientations and (L, 3) velocities of the roots.
+
+        Two base reads per robot (PyBullet has no wider one) and one conversion.
+        """
+        client, robots = self._client, self._robots
+        get_pose, get_velocity = p.getBasePositionAndOrientation, p.getBaseVelocity
+        rows = [
+            (*get_pose(robots[i], physicsClientId=client),
+             get_velocity(robots[i], physicsClientId=client)[0])
+            for i in agents.tolist()
+        ]  # fmt: skip
+        flat = np.fromiter(_flatten(_flatten(rows)), dtype=np.float64, count=10 * len(rows))
+        table = flat.reshape(len(rows), 10)
+        return table[:, 0:3], table[:, 3:7], table[:, 7:10]
+
+    def _finish(
+        self,
+        agents: NDArray[np.intp],
+        steps: int,
+        touches: NDArray[np.int64],
+        terminated: NDArray[np.bool_],
+        rewards: NDArray[np.float64],
+        terms: dict[str, NDArray[np.float64]],
+    ) -> None:
+        """Ends the decision of ``agents`` after ``steps`` physics steps: targets, rewards, obs.
+
+        Writes into ``rewards[agents]`` and ``terms[name][agents]``.
+        """
+        targets = self.targets
+        targets.read_positions(agents)
+        if targets.respawns:
+            for i in agents[targets.fallen(agents)].tolist():
+                targets.respawn(i, self._rng(i))
+        self.target_touches[agents] += touches[agents]
+        records = {name: values[:steps, agents] for name, values in self._records.items()}
+        try:
+            values = self._reward_terms(records, steps)
+        except RewardNaNError as error:
+            agent = int(agents[error.agent or 0])
+            prefix = self._error_prefix(agent)
+            if not prefix:
+                raise
+            raise RewardNaNError(f"{prefix}{error}", agent) from error
+        values["target_touch"] = touches[agents].astype(np.float64)
+        values["ground_contact"] = np.zeros(len(agents))
+        # GroundContact.SetReward(-1) replaces what the decision had accumulated.
+        ended = terminated[agents]
+        if ended.any():
+            for name in values:
+                values[name] = np.where(ended, 0.0, values[name])
+            values["ground_contact"] = np.where(ended, -1.0, 0.0)
+            self._needs_reset[agents[ended]] = True
+        total = np.zeros(len(agents))
+        for name in self.REWARD_TERMS:
+            total += values[name]
+            terms[name][agents] = values[name]
+        rewards[agents] = total
+        self._observe_agents(agents)
+
+    # ----------------------------------------------------------------------- observation
+    def _observe_agents(self, agents: NDArray[np.intp]) -> None:
+        """Writes the observation of each of ``agents`` into its row of ``_obs``.
+
+        The sensor block (the cubes as virtual roots) comes from the batch sensor, the task
+        block is computed for all of ``agents`` at once.
+        """
+        obs, cubes, body, sensor = self._obs, self._cubes, self.BODY, self.sensor
+        cube_rotations = cubes.rotations(agents)
+        sensor.extractor.set_virtual_root(cubes.position[agents], cube_rotations, trees=agents)
+        sensor.update(agents)
+        offset = sensor.write_rows(obs, agents, 0)
+        world = sensor.extractor.packed_world[agents]  # (L, num_poses, 13), the cube first
+        if self._forward_rows:
+            count = len(self._forward_rows)
+            rotations = world[:, self._forward_rows, _ROTATION]
+            forwards = transforms.quat_rotate(rotations, FORWARD_LOCAL)
+            deltas = transforms.from_to_rotation(forwards, cubes.forward[agents][:, None, :])
+            obs[agents, offset : offset + 4 * count] = deltas.reshape(len(agents), 4 * count)
+            offset += 4 * count
+        obs[agents, offset : offset + 3] = transforms.quat_rotate_inverse(
+            cube_rotations, self.targets.position[agents] - cubes.position[agents]
+        )
+        offset += 3
+        if body.raycast:
+            obs[agents, offset] = self._raycasts(world[:, 1, _POSITION])
+            offset += 1
+        count = len(body.part_names)
+        obs[agents, offset : offset + count] = self.ground_contacts[agents]
+        offset += count
+        obs[agents, offset:] = [self._agents[i].drive.strength_ratio for i in agents.tolist()]
+
+    def _raycasts(self, root_positions: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Downward rays from the roots, 10 m: hit distance / 10, or 1 when nothing is hit.
+
+        Unity's ray starts inside the root's sphere and ignores it; these start where the
+        ray leaves the sphere and add that radius back. One ``rayTestBatch`` for all agents.
+
+        Args:
+            root_positions: (L, 3) root link positions, metres, world frame.
+
+        Returns:
+            (L,) fractions in [0, 1].
+        """
+        radius = self.BODY.root_radius
+        starts = root_positions - (0.0, 0.0, radius)
+        ends = root_positions - (0.0, 0.0, RAYCAST_LENGTH)
+        hits = p.rayTestBatch(starts.tolist(), ends.tolist(), physicsClientId=self._client)
+        return np.array(
+            [
+                1.0
+                if hit[0] < 0
+                else (radius + hit[2] * (RAYCAST_LENGTH - radius)) / RAYCAST_LENGTH
+                for hit in hits
+            ]
+        )
+
+    def _error_prefix(self, agent: int) -> str:
+        """What an error about agent ``agent`` starts with: "" for a single env."""
+        return ""
+
+    def _agent_info(self, agent: int) -> dict[str, Any]:
+        """Non-reward info of one agent, the same keys from ``reset`` and ``step``.
+
+        Positions are metres in the agent's platform frame (world minus its platform offset;
+        the world frame for a single env).
+        """
+        offset = self._agents[agent].offset
+        root = self._cubes.position[agent] - offset
+        target = self.targets.position[agent] - offset
+        return {
+            "root_position": root,
+            "target_position": target,
+            "distance_to_target": float(np.linalg.norm((target - root)[:2])),
+            "target_touches": int(self.target_touches[agent]),
+        }
+
+    # ------------------------------------------------------------------ subclass hooks
+    def _after_build(self) -> None:  # noqa: B027  (an optional hook, empty by default)
+        """Called once the world is built; a task can look up what its hooks need."""
+
+    @abc.abstractmethod
+    def _configure_task(self, **task_kwargs: Any) -> dict[str, Any]:
+        """Stores the task's own arguments (reward weights...) and returns the world's.
+
+        The returned dict holds ``_build_agents``'s arguments (``scene``, ``prefab_drive`` and
+        the common ones passed through), so the single and the vector env take the same
+        keywords.
+        """
+
+    @abc.abstractmethod
+    def _new_records(self, num_agents: int) -> dict[str, NDArray[np.float64]]:
+        """Arrays of shape (frame_skip, num_agents, ...) that the reward terms read."""
+
+    @abc.abstractmethod
+    def _record(
+        self,
+        records: dict[str, NDArray[np.float64]],
+        k: int,
+        agents: NDArray[np.intp],
+        root_position: NDArray[np.float64],
+        root_orientation: NDArray[np.float64],
+        root_velocity: NDArray[np.float64],
+        cube_forward_before: NDArray[np.float64],
+    ) -> None:
+        """Stores what physics step ``k`` left for the reward terms of the running agents.
+
+        Args:
+            records: the arrays from ``_new_records``; write ``records[name][k, agents]``.
+            k: physics step index within this decision.
+            agents: (L,) indices of the agents still running this decision.
+            root_position: (L, 3) root COM positions after the step, metres, world frame.
+            root_orientation: (L, 4) root COM-frame orientations (x, y, z, w), world frame.
+            root_velocity: (L, 3) root COM linear velocities, m/s, world frame.
+            cube_forward_before: (L, 3) the cubes' forward axes before this step's update.
+        """
+
+    @abc.abstractmethod
+    def _reward_terms(
+        self, records: dict[str, NDArray[np.float64]], steps: int
+    ) -> dict[str, NDArray[np.float64]]:
+        """The shaping terms of a group of agents, summed over their first ``steps`` steps.
+
+        Args:
+            records: the group's columns of every record, (steps, L, ...) each.
+            steps: physics steps the group took this decision.
+
+        Returns:
+            Each shaping term as an (L,) array.
+
+        Raises:
+            RewardNaNError: with ``agent`` set to the column of the first NaN.
+        """
+
+    # ------------------------------------------------------------------------- render
+    def _render_agent(self, agent: int) -> NDArray[np.uint8] | None:
+        """A camera frame following one agent: (H, W, 3) uint8 for ``rgb_array``.
+
+        In ``human`` mode the GUI camera moves to the agent and None is returned.
+        """
+        root = self._cubes.position[agent].tolist()
+        if self.render_mode == "human":
+            p.resetDebugVisualizerCamera(
+                self.BODY.camera_distance, 45.0, -25.0, root, physicsClientId=self._client
+            )
+            return None
+        if self.render_mode != "rgb_array":
+            return None
+        view = p.computeViewMatrixFromYawPitchRoll(
+            root, self.BODY.camera_distance, 45.0, -25.0, 0.0, 2, physicsClientId=self._client
+        )
+        projection = p.computeProjectionMatrixFOV(
+            60.0, self._width / self._height, 0.1, 200.0, physicsClientId=self._client
+        )
+        image = p.getCameraImage(
+            self._width,
+            self._height,
+            view,
+            projection,
+            renderer=p.ER_TINY_RENDERER,
+            physicsClientId=self._client,
+        )[2]
+        return np.asarray(image, dtype=np.uint8).reshape(self._height, self._width, 4)[..., :3]
+
+    def _disconnect(self) -> None:
+        """Disconnects the world's client; safe to call more than once."""
+        if not getattr(self, "_closed", True):
+            p.disconnect(physicsClientId=self._client)
+            self._closed = True
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError("this env is closed")
+
+    @property
+    def client(self) -> int:
+        """The world's PyBullet physics client id."""
+        return self._client
+
+    @property
+    def agents(self) -> tuple[Agent, ...]:
+        """Every agent of the world, in batch order."""
+        return tuple(self._agents)
