@@ -7,8 +7,8 @@ import numpy as np
 import pybullet as p
 import pytest
 
-from envs.crawler import CRAWLER
 from envs.body import urdf_path
+from envs.crawler import CRAWLER
 from envs.joint_drive import JointDriveController
 from envs.scene import GRAVITY, TIMESTEP
 from envs.walker import WALKER

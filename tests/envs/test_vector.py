@@ -13,8 +13,8 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 import envs
-from envs.scene import platform_offsets
 from envs.rewards import RewardNaNError
+from envs.scene import platform_offsets
 from envs.vector import LocomotionVectorEnv, ProcessVectorEnv, agent_seeds
 
 SIZES = {"Crawler-v0": (142, 20), "CrawlerStatic-v0": (142, 20), "Walker-v0": (248, 39)}
