@@ -16,16 +16,18 @@ import abc
 import math
 from collections.abc import Sequence
 from itertools import chain
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, ClassVar
 
+import attrs
 import numpy as np
 import pybullet as p
 from gymnasium import spaces
 from numpy.typing import NDArray
 
 from envs.body import FORWARD_LOCAL, BodyDescription, BodyLinks, default_sensor_settings, urdf_path
-from envs.contacts import ContactRoles, contact_pairs, split_contacts
+from envs.contacts import ContactSorter, part_flags
 from envs.joint_drive import JointDriveController
 from envs.rewards import RewardNaNError
 from envs.scene import (
@@ -89,6 +91,35 @@ def validate_actions(actions: Any, shape: tuple[int, ...]) -> NDArray[np.float64
     return np.clip(array, -1.0, 1.0)
 
 
+#: (link frame position, link frame orientation) of a getLinkStates entry.
+_LINK_FRAME = itemgetter(4, 5)
+
+
+@attrs.define(kw_only=True)
+class _Decision:
+    """What one decision gathers over its physics steps, for every agent.
+
+    Attributes:
+        touches: target touches per agent.
+        terminated: (N,) forbidden floor contacts.
+        rewards: (N,) rewards, written as groups finish.
+        terms: each reward term as (N,), written as groups finish.
+        roots: (frame_skip, N, 10) root COM position, orientation and velocity per step.
+        watched: (frame_skip, N, 7 * watched parts) link frames of the watched parts.
+        targets: (frame_skip, N, 3) target positions the cubes face at each step.
+        floor_links: per agent, the robot links on its floor at its last step.
+    """
+
+    touches: list[int]
+    terminated: NDArray[np.bool_]
+    rewards: NDArray[np.float64]
+    terms: dict[str, NDArray[np.float64]]
+    roots: NDArray[np.float64]
+    watched: NDArray[np.float64]
+    targets: NDArray[np.float64]
+    floor_links: list[set[int]]
+
+
 class Agent:
     """One agent's PyBullet bodies and drive in the shared world (built by LocomotionAgents).
 
@@ -137,11 +168,10 @@ class LocomotionAgents(abc.ABC):
     episode end are taken at that physics step, as the single env breaks out of its loop;
     the other agents go on (its body moves on with them until it is reset).
 
-    Subclasses give the body (``BODY``), the reward terms (``REWARD_TERMS``) and three hooks,
-    each for a group of agents at once: :meth:`_new_records`, :meth:`_record` (what each
-    physics step leaves for the rewards) and :meth:`_reward_terms`. The Gymnasium classes on
-    top choose N and the API: ``envs.locomotion.LocomotionEnv`` (N = 1) and
-    ``envs.vector.LocomotionVectorEnv``.
+    Subclasses give the body (``BODY``), the reward terms (``REWARD_TERMS``) and
+    :meth:`_reward_terms`, which scores a group of agents from what every physics step left
+    (the records). The Gymnasium classes on top choose N and the API:
+    ``envs.locomotion.LocomotionEnv`` (N = 1) and ``envs.vector.LocomotionVectorEnv``.
 
     Attributes:
         sensor: the batch PhysicsBodySensor over every agent's body parts (one tree per
@@ -231,7 +261,6 @@ class LocomotionAgents(abc.ABC):
         self._build_world(num_agents, path, sensor_settings, joint_spring, joint_damper,
                           joint_max_force)  # fmt: skip
         self._build_spaces(num_agents)
-        self._records = self._new_records(num_agents)
         self._needs_reset = np.ones(num_agents, dtype=bool)
         self._in_step = False
         self._after_build()
@@ -311,10 +340,7 @@ class LocomotionAgents(abc.ABC):
             for index, robot in enumerate(robots)
         ]
         self._robots = robots
-        self._roles = ContactRoles.build(
-            robots, floors, self.targets.body_ids.tolist(), self._links.link_to_part,
-            len(body.part_names),
-        )  # fmt: skip
+        self._contacts = ContactSorter(robots, floors, self.targets.body_ids.tolist())
         self._cubes = OrientationCubes(num_agents)
         inertial = p.getDynamicsInfo(robots[0], -1, physicsClientId=client)
         # Root forward axis in the base's inertial (COM) frame, which PyBullet reports.
@@ -436,7 +462,12 @@ class LocomotionAgents(abc.ABC):
     ) -> tuple[NDArray[np.float64], NDArray[np.bool_], dict[str, NDArray[np.float64]]]:
         """Holds each agent's action for ``frame_skip`` physics steps and scores the decision.
 
-        Each agent's observation is written into its row of ``_obs``.
+        Each physics step does only what cannot wait: one ``stepSimulation``, the roots'
+        reads (and the watched parts'), one world-wide contact query sorted per agent, the
+        target touches (a touched dynamic target respawns at once) and the episode ends. The
+        orientation cubes, the reward records and the reward terms of every step are then
+        computed at once per group of agents that ended together. Each agent's observation is
+        written into its row of ``_obs``.
 
         Args:
             actions: (num_agents, action_size) actions, already clipped to [-1, 1].
@@ -451,80 +482,115 @@ class LocomotionAgents(abc.ABC):
         client, targets = self._client, self.targets
         JointDriveController.apply_all([agent.drive for agent in self._agents], actions)
         count = len(self._agents)
-        touches = np.zeros(count, dtype=np.int64)
-        terminated = np.zeros(count, dtype=bool)
-        rewards = np.zeros(count)
-        terms = {name: np.zeros(count) for name in self.REWARD_TERMS}
-        live = np.arange(count)
-        terminating = self._links.terminating
-        for k in range(self._frame_skip):
+        steps = self._frame_skip
+        decision = _Decision(
+            touches=[0] * count,
+            terminated=np.zeros(count, dtype=bool),
+            rewards=np.zeros(count),
+            terms={name: np.zeros(count) for name in self.REWARD_TERMS},
+            roots=np.empty((steps, count, 10)),
+            watched=np.empty((steps, count, 7 * len(self._links.watched_links))),
+            targets=np.repeat(targets.position[None], steps, axis=0),
+            floor_links=[set() for _ in range(count)],
+        )
+        touching = self.touching_target.tolist()
+        respawn = targets.respawn_if_touched
+        terminating = self._links.terminating_links
+        live = list(range(count))
+        for k in range(steps):
             p.stepSimulation(physicsClientId=client)
-            positions, orientations, velocities = self._read_roots(live)
-            ground, touching = split_contacts(contact_pairs(client), self._roles)
-            ground, touching = ground[live], touching[live]
-            new = touching & ~self.touching_target[live]
-            touches[live] += new
-            if targets.respawn_if_touched and new.any():
-                for i in live[new].tolist():
-                    targets.respawn(i, self._rng(i))
-                touching &= ~new
-            self.touching_target[live] = touching
-            self.ground_contacts[live] = ground
-            cube_forward_before = self._cubes.forward[live]
-            self._cubes.update(live, positions, targets.position[live])
-            self._record(
-                self._records, k, live, positions, orientations, velocities, cube_forward_before
-            )
-            ended = (ground & terminating).any(axis=1)
-            if ended.any():
-                stopped = live[ended]
-                terminated[stopped] = True
-                self._finish(stopped, k + 1, touches, terminated, rewards, terms)
-                live = live[~ended]
-                if not live.size:
+            self._read_step(k, live, decision)
+            contacts = self._contacts.read(client)
+            ended = []
+            for i in live:
+                links = contacts.floor_links[i]
+                decision.floor_links[i] = links
+                now = i in contacts.touching_target
+                if now and not touching[i]:
+                    decision.touches[i] += 1
+                    if respawn:
+                        targets.respawn(i, self._rng(i))
+                        decision.targets[k:, i] = targets.position[i]
+                        now = False
+                touching[i] = now
+                if not terminating.isdisjoint(links):
+                    ended.append(i)
+            if ended:
+                group = np.array(ended, dtype=np.intp)
+                decision.terminated[group] = True
+                self._finish(group, k + 1, decision)
+                live = [i for i in live if not decision.terminated[i]]
+                if not live:
                     break
-        if live.size:
-            self._finish(live, self._frame_skip, touches, terminated, rewards, terms)
-        return rewards, terminated, terms
+        self.touching_target[:] = touching
+        if live:
+            self._finish(np.array(live, dtype=np.intp), steps, decision)
+        return decision.rewards, decision.terminated, decision.terms
 
-    def _read_roots(
-        self, agents: NDArray[np.intp]
-    ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
-        """(L, 3) COM positions, (L, 4) orientations and (L, 3) velocities of the roots.
+    def _read_step(self, k: int, live: list[int], decision: _Decision) -> None:
+        """Physics step ``k``'s reads of the running agents into ``decision``'s tables.
 
-        Two base reads per robot (PyBullet has no wider one) and one conversion.
+        The roots' COM position (3), orientation (4) and velocity (3): two base reads per
+        robot (PyBullet has no wider one); the watched parts' link frames (position 3,
+        orientation 4 each): one ``getLinkStates`` per robot. One conversion each.
         """
         client, robots = self._client, self._robots
         get_pose, get_velocity = p.getBasePositionAndOrientation, p.getBaseVelocity
         rows = [
             (*get_pose(robots[i], physicsClientId=client),
              get_velocity(robots[i], physicsClientId=client)[0])
-            for i in agents.tolist()
+            for i in live
         ]  # fmt: skip
-        flat = np.fromiter(_flatten(_flatten(rows)), dtype=np.float64, count=10 * len(rows))
-        table = flat.reshape(len(rows), 10)
-        return table[:, 0:3], table[:, 3:7], table[:, 7:10]
+        decision.roots[k, live] = np.fromiter(
+            _flatten(_flatten(rows)), dtype=np.float64, count=10 * len(rows)
+        ).reshape(len(rows), 10)
+        watched = self._links.watched_links
+        if watched:
+            states = [
+                p.getLinkStates(
+                    robots[i], watched, computeForwardKinematics=1, physicsClientId=client
+                )
+                for i in live
+            ]
+            width = 7 * len(watched)
+            decision.watched[k, live] = np.fromiter(
+                _flatten(_flatten(_flatten(map(_LINK_FRAME, state)) for state in states)),
+                dtype=np.float64,
+                count=width * len(states),
+            ).reshape(len(states), width)
 
-    def _finish(
-        self,
-        agents: NDArray[np.intp],
-        steps: int,
-        touches: NDArray[np.int64],
-        terminated: NDArray[np.bool_],
-        rewards: NDArray[np.float64],
-        terms: dict[str, NDArray[np.float64]],
-    ) -> None:
-        """Ends the decision of ``agents`` after ``steps`` physics steps: targets, rewards, obs.
+    def _finish(self, agents: NDArray[np.intp], steps: int, decision: _Decision) -> None:
+        """Ends the decision of ``agents`` after ``steps`` physics steps: cubes, rewards, obs.
 
-        Writes into ``rewards[agents]`` and ``terms[name][agents]``.
+        Writes into ``decision.rewards[agents]`` and ``decision.terms[name][agents]``.
         """
-        targets = self.targets
+        targets, cubes = self.targets, self._cubes
+        roots = decision.roots[:steps, agents]
+        forward_before, forward = cubes.follow(
+            agents, roots[..., 0:3], decision.targets[:steps, agents]
+        )
+        self.ground_contacts[agents] = part_flags(
+            [decision.floor_links[i] for i in agents.tolist()],
+            self._links.link_to_part,
+            len(self.BODY.part_names),
+        )
         targets.read_positions(agents)
         if targets.respawns:
             for i in agents[targets.fallen(agents)].tolist():
                 targets.respawn(i, self._rng(i))
-        self.target_touches[agents] += touches[agents]
-        records = {name: values[:steps, agents] for name, values in self._records.items()}
+        touches = np.array([decision.touches[i] for i in agents.tolist()], dtype=np.int64)
+        self.target_touches[agents] += touches
+        records = {
+            "root_position": roots[..., 0:3],
+            "root_orientation": roots[..., 3:7],
+            "root_velocity": roots[..., 7:10],
+            "cube_forward": forward,
+            "cube_forward_before": forward_before,
+        }
+        watched = decision.watched[:steps, agents]
+        for j, part in enumerate(self.BODY.watched_parts):
+            records[f"{part}_position"] = watched[..., 7 * j : 7 * j + 3]
+            records[f"{part}_orientation"] = watched[..., 7 * j + 3 : 7 * j + 7]
         try:
             values = self._reward_terms(records, steps)
         except RewardNaNError as error:
@@ -533,10 +599,10 @@ class LocomotionAgents(abc.ABC):
             if not prefix:
                 raise
             raise RewardNaNError(f"{prefix}{error}", agent) from error
-        values["target_touch"] = touches[agents].astype(np.float64)
+        values["target_touch"] = touches.astype(np.float64)
         values["ground_contact"] = np.zeros(len(agents))
         # GroundContact.SetReward(-1) replaces what the decision had accumulated.
-        ended = terminated[agents]
+        ended = decision.terminated[agents]
         if ended.any():
             for name in values:
                 values[name] = np.where(ended, 0.0, values[name])
@@ -545,8 +611,8 @@ class LocomotionAgents(abc.ABC):
         total = np.zeros(len(agents))
         for name in self.REWARD_TERMS:
             total += values[name]
-            terms[name][agents] = values[name]
-        rewards[agents] = total
+            decision.terms[name][agents] = values[name]
+        decision.rewards[agents] = total
         self._observe_agents(agents)
 
     # ----------------------------------------------------------------------- observation
@@ -640,40 +706,18 @@ class LocomotionAgents(abc.ABC):
         """
 
     @abc.abstractmethod
-    def _new_records(self, num_agents: int) -> dict[str, NDArray[np.float64]]:
-        """Arrays of shape (frame_skip, num_agents, ...) that the reward terms read."""
-
-    @abc.abstractmethod
-    def _record(
-        self,
-        records: dict[str, NDArray[np.float64]],
-        k: int,
-        agents: NDArray[np.intp],
-        root_position: NDArray[np.float64],
-        root_orientation: NDArray[np.float64],
-        root_velocity: NDArray[np.float64],
-        cube_forward_before: NDArray[np.float64],
-    ) -> None:
-        """Stores what physics step ``k`` left for the reward terms of the running agents.
-
-        Args:
-            records: the arrays from ``_new_records``; write ``records[name][k, agents]``.
-            k: physics step index within this decision.
-            agents: (L,) indices of the agents still running this decision.
-            root_position: (L, 3) root COM positions after the step, metres, world frame.
-            root_orientation: (L, 4) root COM-frame orientations (x, y, z, w), world frame.
-            root_velocity: (L, 3) root COM linear velocities, m/s, world frame.
-            cube_forward_before: (L, 3) the cubes' forward axes before this step's update.
-        """
-
-    @abc.abstractmethod
     def _reward_terms(
         self, records: dict[str, NDArray[np.float64]], steps: int
     ) -> dict[str, NDArray[np.float64]]:
         """The shaping terms of a group of agents, summed over their first ``steps`` steps.
 
         Args:
-            records: the group's columns of every record, (steps, L, ...) each.
+            records: what every physics step left, (steps, L, ...) each, world frame:
+                ``root_position`` (3, m) and ``root_orientation`` (4, x y z w) of the root's
+                centre-of-mass frame, ``root_velocity`` (3, m/s), the cube's unit forward
+                after the step's update (``cube_forward``) and before it
+                (``cube_forward_before``), and for each of ``BODY.watched_parts`` its link
+                frame's ``<part>_position`` and ``<part>_orientation``.
             steps: physics steps the group took this decision.
 
         Returns:

@@ -90,6 +90,8 @@ class BodyDescription:
         raycast: whether the downward raycast from the root is observed (Crawler).
         root_radius: radius of the root's sphere, where the raycast leaves it, metres.
         camera_distance: distance of the render camera, metres.
+        watched_parts: parts whose link frames the rewards read after every physics step
+            (the Walker's head and feet).
     """
 
     urdf: str
@@ -101,6 +103,7 @@ class BodyDescription:
     raycast: bool = False
     root_radius: float = 0.0
     camera_distance: float = 8.0
+    watched_parts: tuple[str, ...] = ()
 
     @property
     def action_size(self) -> int:
@@ -118,14 +121,16 @@ class BodyLinks:
             skipping the massless helper links between parts.
         link_to_part: (num_links + 1,) part index of each link, offset by one so that the
             base's -1 lands on 0; -1 for helper links.
-        terminating: (num_parts,) whether a floor contact of the part ends the episode.
+        terminating_links: link indices of the parts whose floor contact ends the episode.
+        watched_links: link indices of ``BodyDescription.watched_parts``, in that order.
         joint_indices: every joint of the multibody, in index order.
     """
 
     part_links: tuple[int, ...]
     part_parents: tuple[int, ...]
     link_to_part: NDArray[np.intp]
-    terminating: NDArray[np.bool_]
+    terminating_links: frozenset[int]
+    watched_links: tuple[int, ...]
     joint_indices: tuple[int, ...]
 
     @classmethod
@@ -142,6 +147,7 @@ class BodyLinks:
         links = {info[12].decode(): j for j, info in enumerate(infos)}
         links[p.getBodyInfo(robot, physicsClientId=client)[0].decode()] = -1
         missing = [name for name in body.part_names if name not in links]
+        missing += [name for name in body.watched_parts if name not in body.part_names]
         if missing:
             raise ValueError(f"URDF {path} has no links {missing}; links: {sorted(links)}")
         part_links = tuple(links[name] for name in body.part_names)
@@ -149,8 +155,6 @@ class BodyLinks:
         for part, link in enumerate(part_links):
             link_to_part[link + 1] = part
         link_to_part.flags.writeable = False
-        terminating = np.array([name in body.ground_terminates for name in body.part_names])
-        terminating.flags.writeable = False
         part_of_link = {link: i for i, link in enumerate(part_links)}
         parents = []
         for link in part_links:
@@ -164,6 +168,7 @@ class BodyLinks:
             part_links=part_links,
             part_parents=tuple(parents),
             link_to_part=link_to_part,
-            terminating=terminating,
+            terminating_links=frozenset(links[name] for name in body.ground_terminates),
+            watched_links=tuple(links[name] for name in body.watched_parts),
             joint_indices=tuple(range(len(infos))),
         )

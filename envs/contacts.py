@@ -1,17 +1,18 @@
-"""The contacts of N agents from one world-wide query, split per agent.
+"""The contacts of N agents from one world-wide query, split per agent by body id.
 
 One ``getContactPoints()`` per world and physics step returns every contact point of the
-world; each point names its two bodies and links. Every body of the world has a role (an
-agent's robot, floor or target, or anything else) and an owner (its agent), so one pass of
-numpy over all points gives each agent's floor contacts per body part and whether it touches
-its target: exactly what one ``getContactPoints(bodyA=robot)`` per agent would give.
+world; each point names its two bodies and links. The pairs of bodies that matter are known
+when the world is built (agent k's robot with its own floor, and with its own target), so one
+dictionary look-up per point sorts the world's points into each agent's floor contacts (by
+robot link) and target touches: exactly what one ``getContactPoints(bodyA=robot)`` per agent
+would give. Contacts with walls, self-contacts and anything else are skipped by the same
+look-up. Plain Python here: a step has a few points per agent, fewer than numpy's per-call
+overhead is worth.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import chain
-from operator import itemgetter
 from typing import Any
 
 import attrs
@@ -19,92 +20,78 @@ import numpy as np
 import pybullet as p
 from numpy.typing import NDArray
 
-__all__ = ["ContactRoles", "contact_pairs", "split_contacts"]
+__all__ = ["AgentContacts", "ContactSorter"]
 
-OTHER, ROBOT, FLOOR, TARGET = 0, 1, 2, 3
-
-#: (bodyA, bodyB, linkIndexA, linkIndexB) of one getContactPoints entry.
-_PAIR = itemgetter(1, 2, 3, 4)
+_ROBOT_IS_A, _ROBOT_IS_B, _TARGET = 0, 1, 2
 
 
 @attrs.frozen
-class ContactRoles:
-    """Role and owning agent of every body id in one world.
+class AgentContacts:
+    """What one physics step's contact points mean for the agents.
 
     Attributes:
-        role: (max body id + 1,) ``ROBOT``, ``FLOOR``, ``TARGET`` or ``OTHER`` per body id.
-        owner: (max body id + 1,) the agent each body belongs to, -1 for none.
-        link_to_part: (num_links + 1,) body part of each robot link (index link + 1, so the
-            base's -1 is 0), -1 for links that are no part.
-        num_agents: N.
-        num_parts: body parts per robot.
+        floor_links: per agent (index into the sorter's agents), the set of its robot's
+            link indices (-1 for the base) touching its own floor.
+        touching_target: agents with a robot part touching their own target.
     """
 
-    role: NDArray[np.intp]
-    owner: NDArray[np.intp]
-    link_to_part: NDArray[np.intp]
-    num_agents: int
-    num_parts: int
-
-    @classmethod
-    def build(
-        cls,
-        robots: Sequence[int],
-        floors: Sequence[int],
-        targets: Sequence[int],
-        link_to_part: NDArray[np.intp],
-        num_parts: int,
-    ) -> ContactRoles:
-        """Roles of agent k's ``robots[k]``, ``floors[k]`` and ``targets[k]``."""
-        size = 1 + max(max(robots), max(floors), max(targets))
-        role = np.full(size, OTHER, dtype=np.intp)
-        owner = np.full(size, -1, dtype=np.intp)
-        for kind, bodies in ((ROBOT, robots), (FLOOR, floors), (TARGET, targets)):
-            role[list(bodies)] = kind
-            owner[list(bodies)] = np.arange(len(bodies))
-        for array in (role, owner):
-            array.flags.writeable = False
-        return cls(role, owner, link_to_part, len(robots), num_parts)
+    floor_links: list[set[int]]
+    touching_target: set[int]
 
 
-def contact_pairs(client: int) -> NDArray[np.intp]:
-    """(M, 4) ``(bodyA, bodyB, linkA, linkB)`` of every contact point in the world, now."""
-    points: Any = p.getContactPoints(physicsClientId=client)
-    return np.fromiter(
-        chain.from_iterable(map(_PAIR, points)), dtype=np.intp, count=4 * len(points)
-    ).reshape(-1, 4)
-
-
-def split_contacts(
-    pairs: NDArray[np.intp], roles: ContactRoles
-) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
-    """Each agent's floor contacts per body part and its target touch, from all points.
-
-    A point counts for agent k when one body is k's robot and the other k's floor (the part
-    is the robot link's part; helper links are no part) or k's target. Self-contacts and
-    contacts with walls or with other agents' bodies count for nothing.
+class ContactSorter:
+    """Sorts a world's contact points per agent: floor contacts by link, target touches.
 
     Args:
-        pairs: (M, 4) ``(bodyA, bodyB, linkA, linkB)`` rows (:func:`contact_pairs`).
-        roles: the world's body roles.
-
-    Returns:
-        ``(ground, touching_target)``: (N, num_parts) and (N,) booleans.
+        robots: agent k's robot body id, per agent.
+        floors: agent k's floor body id.
+        targets: agent k's target body id.
     """
-    ground = np.zeros((roles.num_agents, roles.num_parts), dtype=bool)
-    touching = np.zeros(roles.num_agents, dtype=bool)
-    if not len(pairs):
-        return ground, touching
-    body_a, body_b, link_a, link_b = pairs.T
-    role_a, role_b = roles.role[body_a], roles.role[body_b]
-    owner_a, owner_b = roles.owner[body_a], roles.owner[body_b]
-    robot_is_a = role_a == ROBOT
-    has_robot = (robot_is_a | (role_b == ROBOT)) & (owner_a == owner_b)
-    other = np.where(robot_is_a, role_b, role_a)
-    agent = np.where(robot_is_a, owner_a, owner_b)
-    on_floor = has_robot & (other == FLOOR)
-    parts = roles.link_to_part[np.where(robot_is_a, link_a, link_b)[on_floor] + 1]
-    is_part = parts >= 0
-    ground[agent[on_floor][is_part], parts[is_part]] = True
-    touching[agent[has_robot & (other == TARGET)]] = True
-    return ground, touching
+
+    def __init__(self, robots: Sequence[int], floors: Sequence[int], targets: Sequence[int]):
+        kinds: dict[tuple[int, int], tuple[int, int]] = {}
+        for agent, (robot, floor, target) in enumerate(zip(robots, floors, targets, strict=True)):
+            kinds[(robot, floor)] = (agent, _ROBOT_IS_A)
+            kinds[(floor, robot)] = (agent, _ROBOT_IS_B)
+            kinds[(robot, target)] = (agent, _TARGET)
+            kinds[(target, robot)] = (agent, _TARGET)
+        self._kinds = kinds
+        self._count = len(robots)
+
+    def sort(self, points: Sequence[Any]) -> AgentContacts:
+        """Sorts ``getContactPoints()`` entries (bodyA, bodyB, linkA, linkB at 1..4)."""
+        floor_links: list[set[int]] = [set() for _ in range(self._count)]
+        touching: set[int] = set()
+        kinds = self._kinds
+        for point in points:
+            kind = kinds.get((point[1], point[2]))
+            if kind is None:
+                continue
+            agent, side = kind
+            if side == _TARGET:
+                touching.add(agent)
+            else:
+                floor_links[agent].add(point[3] if side == _ROBOT_IS_A else point[4])
+        return AgentContacts(floor_links, touching)
+
+    def read(self, client: int) -> AgentContacts:
+        """Sorts the world's contact points now (one ``getContactPoints()``)."""
+        return self.sort(p.getContactPoints(physicsClientId=client))
+
+
+def part_flags(
+    floor_links: Sequence[set[int]], link_to_part: NDArray[np.intp], num_parts: int
+) -> NDArray[np.bool_]:
+    """(L, num_parts) flags of the parts whose links touch the floor, one row per link set.
+
+    Args:
+        floor_links: per agent, robot link indices (-1: base) touching its floor.
+        link_to_part: (num_links + 1,) part of each link at index link + 1, -1 for none.
+        num_parts: body parts per robot.
+    """
+    flags = np.zeros((len(floor_links), num_parts + 1), dtype=bool)
+    cells = [(row, link + 1) for row, links in enumerate(floor_links) for link in links]
+    if cells:
+        rows, links = np.array(cells).T
+        flags[rows, link_to_part[links]] = True  # helper links (-1) land in the last column
+    return flags[:, :num_parts]

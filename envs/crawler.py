@@ -85,40 +85,18 @@ class CrawlerAgents(LocomotionAgents):
         # The prefab's drive is limp until the first action.
         return {"scene": scene, "prefab_drive": (0.0, 0.0, 0.0), **common}
 
-    def _new_records(self, num_agents: int) -> dict[str, NDArray[np.float64]]:
-        k = self._frame_skip
-        return {
-            "cube_forward": np.zeros((k, num_agents, 3)),
-            "velocity": np.zeros((k, num_agents, 3)),
-            "orientation": np.zeros((k, num_agents, 4)),
-        }
-
-    def _record(
-        self,
-        records: dict[str, NDArray[np.float64]],
-        k: int,
-        agents: NDArray[np.intp],
-        root_position: NDArray[np.float64],
-        root_orientation: NDArray[np.float64],
-        root_velocity: NDArray[np.float64],
-        cube_forward_before: NDArray[np.float64],
-    ) -> None:
-        # CrawlerAgent updates the cube first, then rewards against the new forward.
-        records["cube_forward"][k, agents] = self._cubes.forward[agents]
-        records["velocity"][k, agents] = root_velocity
-        records["orientation"][k, agents] = root_orientation
-
     def _reward_terms(
         self, records: dict[str, NDArray[np.float64]], steps: int
     ) -> dict[str, NDArray[np.float64]]:
-        cube_forward = records["cube_forward"][:steps]
+        # CrawlerAgent updates the cube first, then rewards against the new forward.
+        cube_forward = records["cube_forward"]
         body_forward = transforms.quat_rotate(
-            records["orientation"][:steps], self._root_forward_in_com
+            records["root_orientation"], self._root_forward_in_com
         )
         return {
             "move_towards_target": rewards.moving_towards_target(
                 cube_forward,
-                records["velocity"][:steps],
+                records["root_velocity"],
                 self._move_weight,
                 term="movingTowardsDot",
                 cube_name="orientationCube.transform.forward",

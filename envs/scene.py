@@ -290,6 +290,44 @@ class OrientationCubes:
         self.forward[agents, 1] = np.cos(yaw)
         self.position[agents] = root_positions
 
+    def follow(
+        self,
+        agents: NDArray[np.intp],
+        root_positions: NDArray[np.float64],
+        target_positions: NDArray[np.float64],
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """:meth:`update` for each of K physics steps in turn, computed at once.
+
+        Step k faces each target from the cube's position after step k - 1 (its position
+        now, for k = 0), then moves the cube to the root.
+
+        Args:
+            agents: (L,) indices of the cubes.
+            root_positions: (K, L, 3) root positions after each step, metres, world frame.
+            target_positions: (K, L, 3) the targets each step faces, metres, world frame.
+
+        Returns:
+            ``(forward_before, forward)``: (K, L, 3) each cube's forward axis before and after
+            each step's update.
+        """
+        before = np.concatenate((self.position[None, agents], root_positions[:-1]))
+        offsets = target_positions[..., :2] - before[..., :2]
+        dx, dy = offsets[..., 0], offsets[..., 1]
+        yaw = np.arctan2(-dx, dy)
+        still = (dx == 0.0) & (dy == 0.0)
+        if still.any():  # LookRotation of a zero vector keeps the last yaw
+            last = self.yaw[agents]
+            for k in range(yaw.shape[0]):
+                yaw[k] = last = np.where(still[k], last, yaw[k])
+        forward = np.zeros((*yaw.shape, 3))
+        forward[..., 0] = -np.sin(yaw)
+        forward[..., 1] = np.cos(yaw)
+        forward_before = np.concatenate((self.forward[None, agents], forward[:-1]))
+        self.yaw[agents] = yaw[-1]
+        self.forward[agents] = forward[-1]
+        self.position[agents] = root_positions[-1]
+        return forward_before, forward
+
     def rotations(self, agents: NDArray[np.intp]) -> NDArray[np.float64]:
         """(L, 4) yaw-only world rotations of the cubes ``agents``, quaternions (x, y, z, w)."""
         half = 0.5 * self.yaw[agents]

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from itertools import chain
 from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
-import pybullet as p
 from gymnasium.utils import EzPickle
 from gymnasium.vector import VectorEnv
 from numpy.typing import NDArray
@@ -65,6 +63,7 @@ WALKER = BodyDescription(
     spawn_height=2.72,  # hips at Unity y 3.22 over a floor whose top is at y 0.5
     forward_parts=("hips", "head"),
     camera_distance=9.0,
+    watched_parts=("head", "footL", "footR"),
 )
 
 
@@ -104,62 +103,16 @@ class WalkerAgents(LocomotionAgents):
         # WalkerRagdoll prefab's slerp drive.
         return {"scene": scene, "prefab_drive": (10000.0, 100.0, 25000.0), **common}
 
-    def _after_build(self) -> None:
-        names = self.BODY.part_names
-        part_links = self._links.part_links
-        self._watched_links = [part_links[names.index(n)] for n in ("head", "footL", "footR")]
-
-    def _new_records(self, num_agents: int) -> dict[str, NDArray[np.float64]]:
-        k = self._frame_skip
-        return {
-            "cube_forward": np.zeros((k, num_agents, 3)),
-            "velocity": np.zeros((k, num_agents, 3)),
-            "head_orientation": np.zeros((k, num_agents, 4)),
-            "head": np.zeros((k, num_agents, 3)),
-            "foot_left": np.zeros((k, num_agents, 3)),
-            "foot_right": np.zeros((k, num_agents, 3)),
-        }
-
-    def _record(
-        self,
-        records: dict[str, NDArray[np.float64]],
-        k: int,
-        agents: NDArray[np.intp],
-        root_position: NDArray[np.float64],
-        root_orientation: NDArray[np.float64],
-        root_velocity: NDArray[np.float64],
-        cube_forward_before: NDArray[np.float64],
-    ) -> None:
-        # WalkerAgent reads the cube's forward before updating the cube.
-        records["cube_forward"][k, agents] = cube_forward_before
-        records["velocity"][k, agents] = root_velocity
-        client, watched, robots = self._client, self._watched_links, self._robots
-        # Per robot one getLinkStates of head and feet: their link frames (items 4, 5).
-        states = [
-            p.getLinkStates(robots[i], watched, computeForwardKinematics=1, physicsClientId=client)
-            for i in agents.tolist()
-        ]
-        flat = np.fromiter(
-            chain.from_iterable(
-                (*head[4], *head[5], *left[4], *right[4]) for head, left, right in states
-            ),
-            dtype=np.float64,
-            count=13 * len(states),
-        ).reshape(len(states), 13)
-        records["head"][k, agents] = flat[:, 0:3]
-        records["head_orientation"][k, agents] = flat[:, 3:7]
-        records["foot_left"][k, agents] = flat[:, 7:10]
-        records["foot_right"][k, agents] = flat[:, 10:13]
-
     def _reward_terms(
         self, records: dict[str, NDArray[np.float64]], steps: int
     ) -> dict[str, NDArray[np.float64]]:
-        cube_forward = records["cube_forward"][:steps]
-        head_forward = transforms.quat_rotate(records["head_orientation"][:steps], (0.0, 1.0, 0.0))
+        # WalkerAgent reads the cube's forward before updating the cube.
+        cube_forward = records["cube_forward_before"]
+        head_forward = transforms.quat_rotate(records["head_orientation"], (0.0, 1.0, 0.0))
         return {
             "move_towards_target": rewards.moving_towards_target(
                 cube_forward,
-                records["velocity"][:steps],
+                records["root_velocity"],
                 self._move_weight,
                 term="moveTowardsTargetReward",
                 velocity_name="hips.velocity",
@@ -172,9 +125,9 @@ class WalkerAgents(LocomotionAgents):
                 forward_name="head.forward",
             ),
             "head_height": rewards.head_height_over_feet(
-                records["head"][:steps],
-                records["foot_left"][:steps],
-                records["foot_right"][:steps],
+                records["head_position"],
+                records["footL_position"],
+                records["footR_position"],
                 self._height_weight,
             ),
         }

@@ -28,6 +28,8 @@ __all__ = [
 FloatArray = NDArray[np.float64]
 
 _IDENTITY_ROTATION = (0.0, 0.0, 0.0, 1.0)
+_ROTATION = transforms.STATE_ROTATION
+_VECTORS = transforms.STATE_VECTORS
 #: Index of each space in ``PoseExtractor.packed_spaces``.
 MODEL_SPACE = 0
 LOCAL_SPACE = 1
@@ -162,8 +164,6 @@ class PoseExtractor(abc.ABC):
         self._world[..., transforms.STATE_ROTATION] = _IDENTITY_ROTATION
         self._spaces = np.zeros((trees, 2, n, transforms.STATE_WIDTH))
         self._spaces[..., transforms.STATE_ROTATION] = _IDENTITY_ROTATION
-        # Work array of transforms.relative_rows, allocated once.
-        self._features = np.empty((trees, 2, n, transforms.RELATIVE_FEATURES, 16))
         # Reference row of every row in each space: the root (row 0) for model space, the
         # parent for local space, the root being its own parent (its local state is zero).
         self._references = np.stack((np.zeros(n, dtype=np.intp), np.maximum(parents, 0)))
@@ -319,7 +319,43 @@ class PoseExtractor(abc.ABC):
             ValueError: if the read returns wrong shapes or non-finite values, or ``trees`` is
                 given to a single-tree extractor.
         """
-        if self.num_poses == 0 or not (model_space or local_space):
+        self.update_fields(
+            model_vectors=model_space,
+            model_rotations=model_space,
+            local_vectors=local_space,
+            local_rotations=local_space,
+            trees=trees,
+        )
+
+    def update_fields(
+        self,
+        *,
+        model_vectors: bool = True,
+        model_rotations: bool = True,
+        local_vectors: bool = True,
+        local_rotations: bool = True,
+        trees: NDArray[np.intp] | None = None,
+    ) -> None:
+        """Reads the world states once and recomputes only the requested fields.
+
+        Vectors are positions, linear and angular velocities; rotations the quaternions. A
+        field not requested keeps its last value. Model space shares one reference rotation
+        per tree (the root's), so its vectors cost one small matrix product per tree; local
+        space needs one rotation matrix per body. A sensor asks for the fields it writes.
+
+        Args:
+            model_vectors: recompute ``model_positions`` and the model-space velocities.
+            model_rotations: recompute ``model_rotations``.
+            local_vectors: recompute ``local_positions`` and the local-space velocities.
+            local_rotations: recompute ``local_rotations``.
+            trees: as for :meth:`update`.
+
+        Raises:
+            ValueError: as :meth:`update`.
+        """
+        if self.num_poses == 0 or not (
+            model_vectors or model_rotations or local_vectors or local_rotations
+        ):
             return
         if trees is not None and self._batch_size is None:
             raise ValueError("trees= selects trees of a batch extractor; this one has one tree")
@@ -332,28 +368,21 @@ class PoseExtractor(abc.ABC):
             self._read_rows(real, trees)
         if not np.isfinite(real.sum()):
             self._raise_non_finite(real, trees)
-        rotation = real[..., transforms.STATE_ROTATION]
+        rotation = real[..., _ROTATION]
         rotation /= np.sqrt(np.einsum("...i,...i->...", rotation, rotation))[..., None]
-        spaces = self._spaces if full else np.empty((len(trees), *self._spaces.shape[1:]))
-        features = self._features if full else None
-        if model_space and local_space:
-            transforms.relative_rows(world, self._references, spaces, features)
-        else:
-            space = MODEL_SPACE if model_space else LOCAL_SPACE
-            transforms.relative_rows(
-                world,
-                self._references[space],
-                spaces[:, space],
-                None if features is None else features[:, space],
+        spaces = self._spaces if full else self._spaces[trees]
+        if model_vectors or model_rotations:
+            _relative_to_root(world, spaces[:, MODEL_SPACE], model_vectors, model_rotations)
+        if local_vectors or local_rotations:
+            parents = self._references[LOCAL_SPACE]
+            _relative_to_parents(
+                world, parents, spaces[:, LOCAL_SPACE], local_vectors, local_rotations
             )
         # The root relative to itself: zero vectors exactly; the identity exactly, not 1e-16.
-        spaces[:, :, 0, transforms.STATE_ROTATION] = _IDENTITY_ROTATION
+        spaces[:, :, 0, _ROTATION] = _IDENTITY_ROTATION
         if not full:
             self._world[trees] = world
-            if model_space and local_space:
-                self._spaces[trees] = spaces
-            else:
-                self._spaces[trees, space] = spaces[:, space]
+            self._spaces[trees] = spaces
 
     def update_model_space_poses(self) -> None:
         """Reads the world states and recomputes model space (ML-Agents' name)."""
@@ -491,6 +520,42 @@ class PoseExtractor(abc.ABC):
     def _tree_axis(self, array: FloatArray) -> FloatArray:
         """``array`` (trees, ...) as the public arrays show it: without the axis for one tree."""
         return array if self._batch_size is not None else array[0]
+
+
+def _relative_to_root(
+    world: FloatArray, out: FloatArray, vectors: bool, rotations: bool
+) -> None:
+    """Model space of (trees, n, 13) world rows into ``out`` (trees, n, 13): row 0 is the root.
+
+    One rotation matrix per tree, ``R(q_root)``: row vectors times it apply its inverse.
+    """
+    root_rotation = world[:, 0, _ROTATION]
+    if vectors:
+        trees, n = world.shape[:2]
+        matrices = transforms.quat_to_matrix(root_rotation)  # (trees, 3, 3)
+        offsets = world[..., _VECTORS] - world[:, :1, _VECTORS]
+        out[..., _VECTORS] = (offsets.reshape(trees, 3 * n, 3) @ matrices).reshape(trees, n, 9)
+    if rotations:
+        out[..., _ROTATION] = transforms.quat_conjugate_multiply(
+            root_rotation[:, None, :], world[..., _ROTATION]
+        )
+
+
+def _relative_to_parents(
+    world: FloatArray, parents: NDArray[np.intp], out: FloatArray, vectors: bool, rotations: bool
+) -> None:
+    """Local space of (trees, n, 13) world rows into ``out``: each row against ``parents``."""
+    parent_rows = world[:, parents]
+    parent_rotation = parent_rows[..., _ROTATION]
+    if vectors:
+        trees, n = world.shape[:2]
+        matrices = transforms.quat_to_matrix(parent_rotation)  # (trees, n, 3, 3)
+        offsets = (world[..., _VECTORS] - parent_rows[..., _VECTORS]).reshape(trees, n, 3, 3)
+        out[..., _VECTORS] = (offsets @ matrices).reshape(trees, n, 9)
+    if rotations:
+        out[..., _ROTATION] = transforms.quat_conjugate_multiply(
+            parent_rotation, world[..., _ROTATION]
+        )
 
 
 def _read_only_view(array: FloatArray) -> FloatArray:

@@ -77,6 +77,34 @@ class PhysicsBodySensor:
             settings.local_space_linear_velocity,
             settings.local_space_angular_velocity,
         )
+        vectors = (True, False, True, True)  # translation, rotation, linear, angular
+        self._fields_needed = {
+            f"{space}_{kind}": any(
+                flag and is_vector == (kind == "vectors")
+                for flag, is_vector in zip(flags, vectors, strict=True)
+            )
+            for space, flags in (
+                (
+                    "model",
+                    (
+                        settings.model_space_translations,
+                        settings.model_space_rotations,
+                        settings.model_space_linear_velocity,
+                        settings.model_space_angular_velocity,
+                    ),
+                ),
+                (
+                    "local",
+                    (
+                        settings.local_space_translations,
+                        settings.local_space_rotations,
+                        settings.local_space_linear_velocity,
+                        settings.local_space_angular_velocity,
+                    ),
+                ),
+            )
+            for kind in ("vectors", "rotations")
+        }
         high = self._upper_bounds()
         self._space = spaces.Box(-high, high, dtype=np.float32)
         # Flat positions in one tree's packed (2, num_poses, 13) spaces of every float this
@@ -225,22 +253,15 @@ class PhysicsBodySensor:
         return self._batch_size
 
     def update(self, trees: NDArray[np.intp] | None = None) -> None:
-        """Reads the bodies once and recomputes the spaces the settings use.
+        """Reads the bodies once and recomputes the quantities the settings observe.
+
+        Only the fields this sensor writes are recomputed (see
+        ``PoseExtractor.update_fields``); the extractor's other arrays keep older values.
 
         Args:
             trees: for a batch sensor, the (k,) indices of the trees to update; None for all.
         """
-        if trees is None:
-            self._extractor.update(
-                model_space=self._settings.use_model_space,
-                local_space=self._settings.use_local_space,
-            )
-        else:
-            self._extractor.update(
-                model_space=self._settings.use_model_space,
-                local_space=self._settings.use_local_space,
-                trees=trees,
-            )
+        self._extractor.update_fields(**self._fields_needed, trees=trees)
 
     def write_rows(self, buffer: NDArray[np.floating], rows: NDArray[np.intp], offset: int) -> int:
         """A batch sensor's values of the trees ``rows`` into ``buffer[rows, offset:...]``.

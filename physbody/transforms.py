@@ -28,6 +28,7 @@ __all__ = [
     "pose_inverse",
     "pose_multiply",
     "quat_conjugate",
+    "quat_conjugate_multiply",
     "quat_from_axis_angle",
     "quat_inverse",
     "quat_multiply",
@@ -89,6 +90,25 @@ def quat_conjugate(q: ArrayLike) -> FloatArray:
     out = _as_array(q, 4, "q").copy()
     out[..., :3] *= -1.0
     return out
+
+
+def quat_conjugate_multiply(q1: ArrayLike, q2: ArrayLike) -> FloatArray:
+    """``conj(q1) * q2``: the rotation ``q2`` relative to ``q1`` (for unit ``q1``).
+
+    One outer product and one matrix product (the Hamilton product is bilinear), a few
+    numpy calls for any batch, where :func:`quat_multiply` spends one per term.
+
+    Args:
+        q1: (..., 4) quaternions (x, y, z, w).
+        q2: (..., 4) quaternions (x, y, z, w), broadcast against ``q1``.
+
+    Returns:
+        (..., 4) quaternions (x, y, z, w).
+    """
+    a = _as_array(q1, 4, "q1")
+    b = _as_array(q2, 4, "q2")
+    pairs = a[..., :, None] * b[..., None, :]
+    return pairs.reshape(*pairs.shape[:-2], 16) @ _CONJUGATE_PRODUCT
 
 
 def quat_inverse(q: ArrayLike) -> FloatArray:

@@ -498,7 +498,11 @@ class TrainOptions:
         force: delete an existing run folder of the same name first.
         seed: seed of the model, the environments and every random generator they use.
         num_envs: agents stepped together: one native vector env (``envs.vector``), split
-            over ``num_workers`` processes.
+            over ``num_workers`` processes. 64 by default: each batch step has a fixed cost
+            (one policy call, one message per worker), so more agents per step train faster
+            (measured on 2 cores, Crawler-v0: 8 agents 850, 16 agents 900, 32 agents 1180,
+            64 agents 1560, 128 agents 1370 env steps/s). The PPO update is unchanged: a
+            rollout is ``buffer_size`` steps whatever the number of agents.
         num_workers: processes that step the agents' physics; None uses one per CPU core
             (``os.cpu_count()``), at most ``num_envs``. 1 steps them in this process.
         max_steps: override of the behavior's ``max_steps``.
@@ -514,7 +518,7 @@ class TrainOptions:
     resume: bool = attrs.field(default=False, validator=v.instance_of(bool))
     force: bool = attrs.field(default=False, validator=v.instance_of(bool))
     seed: int = attrs.field(default=0, validator=[v.instance_of(int), v.ge(0)])
-    num_envs: int = attrs.field(default=16, validator=[v.instance_of(int), v.ge(1)])
+    num_envs: int = attrs.field(default=64, validator=[v.instance_of(int), v.ge(1)])
     num_workers: int | None = attrs.field(
         default=None, validator=v.optional([v.instance_of(int), v.ge(1)])
     )

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import importlib.util
 import logging
+import os
 import shutil
 import threading
 import time
@@ -462,6 +463,7 @@ def train(options: TrainOptions) -> TrainResult:
         EpisodeTracker,
         PeriodicCheckpoint,
         StopOnRequest,
+        TorchThreadsPerPhase,
         stop_on_signals,
         truncate_episode_log,
     )
@@ -506,6 +508,7 @@ def train(options: TrainOptions) -> TrainResult:
             tracker,
             PeriodicCheckpoint(settings.checkpoint_interval, checkpointer.save),
             StopOnRequest(stop),
+            TorchThreadsPerPhase(os.cpu_count() or 1),
             *extra,
         ]
         logger.info(

@@ -240,13 +240,13 @@ def test_nan_in_a_reward_term_raises_with_its_inputs():
     env = gym.make("Crawler-v0")
     env.reset(seed=0)
     unwrapped = env.unwrapped
-    record = unwrapped._record
+    terms = unwrapped._reward_terms
 
-    def poisoned(records, k, *args):
-        record(records, k, *args)
-        records["velocity"][k] = np.nan
+    def poisoned(records, steps):
+        records["root_velocity"][:] = np.nan
+        return terms(records, steps)
 
-    unwrapped._record = poisoned
+    unwrapped._reward_terms = poisoned
     with pytest.raises(RewardNaNError) as error:
         env.step(np.zeros(20, dtype=np.float32))
     message = str(error.value)
@@ -255,7 +255,7 @@ def test_nan_in_a_reward_term_raises_with_its_inputs():
     assert " body.velocity: [[nan, nan, nan]" in message
     assert " maximumWalkingSpeed: 999.0" in message
     assert isinstance(error.value, ValueError)
-    del unwrapped._record  # the env steps normally afterwards
+    del unwrapped._reward_terms  # the env steps normally afterwards
     env.step(np.zeros(20, dtype=np.float32))
     env.close()
 

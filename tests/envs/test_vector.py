@@ -290,19 +290,19 @@ def test_nan_in_one_agents_reward_names_the_agent_and_the_env_recovers():
     env = _make("Crawler-v0", 3)
     env.reset(seed=0)
     unwrapped = env.unwrapped
-    record = unwrapped._record
+    terms = unwrapped._reward_terms
 
-    def poisoned(records, k, agents, *args):
-        record(records, k, agents, *args)
-        records["velocity"][k, 2] = np.nan
+    def poisoned(records, steps):
+        records["root_velocity"][:, 2] = np.nan  # agent 2: every agent runs on
+        return terms(records, steps)
 
-    unwrapped._record = poisoned
+    unwrapped._reward_terms = poisoned
     with pytest.raises(RewardNaNError) as error:
         env.step(np.zeros(env.action_space.shape))
     message = str(error.value)
     assert message.startswith("agent 2: NaN in movingTowardsDot.")
     assert " body.velocity: [[nan, nan, nan]" in message
-    del unwrapped._record
+    del unwrapped._reward_terms
     obs, rewards, *_ = env.step(np.zeros(env.action_space.shape))
     assert np.all(np.isfinite(obs)) and np.all(np.isfinite(rewards))
     env.close()

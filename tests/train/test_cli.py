@@ -37,12 +37,16 @@ def test_help_and_bad_arguments(capsys):
     with pytest.raises(SystemExit):
         main(["play", "m.onnx", "--env", "Hopper-v4"])
     args = build_parser().parse_args(["train"])
-    assert (args.run_id, args.results_dir, args.num_envs, args.max_steps) == (
+    assert (args.run_id, args.results_dir, args.num_envs, args.num_workers, args.max_steps) == (
         "ppo",
         "results",
-        8,
+        64,
+        None,
         None,
     )
+    assert build_parser().parse_args(["train", "--num-workers", "2"]).num_workers == 2
+    with pytest.raises(SystemExit):
+        main(["train", "--num-workers", "0"])
 
 
 def test_bad_config_exits_1_naming_the_key(tmp_path, capsys):
