@@ -522,9 +522,7 @@ class PoseExtractor(abc.ABC):
         return array if self._batch_size is not None else array[0]
 
 
-def _relative_to_root(
-    world: FloatArray, out: FloatArray, vectors: bool, rotations: bool
-) -> None:
+def _relative_to_root(world: FloatArray, out: FloatArray, vectors: bool, rotations: bool) -> None:
     """Model space of (trees, n, 13) world rows into ``out`` (trees, n, 13): row 0 is the root.
 
     One rotation matrix per tree, ``R(q_root)``: row vectors times it apply its inverse.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -219,3 +220,29 @@ def test_plot_command_svg_and_reference(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["plot", str(run), "--reference", "nan"])
     assert "expected a finite number, got 'nan'" in capsys.readouterr().err
+
+
+def test_train_steps_the_agents_in_two_worker_processes(
+    tmp_path, capsys, monkeypatch, write_config
+):
+    for module in ("torch", "stable_baselines3", "onnx", "onnxruntime", "yaml"):
+        pytest.importorskip(module)
+    from envs.vector import ProcessVectorEnv
+
+    config = write_config(tmp_path, keep=1, interval=1000, max_steps=1024)
+    results = tmp_path / "results"
+    argv = ["train", str(config), "--results-dir", str(results), "--run-id", "two",
+            "--num-envs", "4", "--num-workers", "2", "--no-progress-bar"]  # fmt: skip
+    built = []
+    original = ProcessVectorEnv.__init__
+
+    def recording(self, env_factory, num_envs, **kwargs):
+        original(self, env_factory, num_envs, **kwargs)
+        built.append((num_envs, [process.pid for process in self._processes]))
+
+    monkeypatch.setattr(ProcessVectorEnv, "__init__", recording)
+    assert main(argv) == 0
+    assert "CrawlerDynamic: 1,024 steps" in capsys.readouterr().out
+    [(num_envs, pids)] = built
+    assert num_envs == 4 and len(set(pids)) == 2 and os.getpid() not in pids
+    assert (results / "two" / "CrawlerDynamic.onnx").is_file()
