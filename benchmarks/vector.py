@@ -118,11 +118,12 @@ def _copy_agent_state(source_client: int, agent, target_env) -> None:
         p.resetBasePositionAndOrientation(target, shifted, orientation, physicsClientId=client)
         p.resetBaseVelocity(target, linear, angular, physicsClientId=client)
     states = p.getJointStatesMultiDof(agent.robot, joints, physicsClientId=source_client)
+    moving = [(joint, state) for joint, state in zip(joints, states, strict=True) if state[0]]
     p.resetJointStatesMultiDof(
         own.robot,
-        joints,
-        [state[0] for state in states],
-        targetVelocities=[state[1] for state in states],
+        [joint for joint, _ in moving],
+        [list(state[0]) for _, state in moving],
+        targetVelocities=[list(state[1]) for _, state in moving],
         physicsClientId=client,
     )
 

@@ -28,6 +28,8 @@ __all__ = [
 FloatArray = NDArray[np.float64]
 
 _IDENTITY_ROTATION = (0.0, 0.0, 0.0, 1.0)
+_IDENTITY = np.array(_IDENTITY_ROTATION)
+_IDENTITY.flags.writeable = False
 _ROTATION = transforms.STATE_ROTATION
 _VECTORS = transforms.STATE_VECTORS
 #: Index of each space in ``PoseExtractor.packed_spaces``.
@@ -371,15 +373,24 @@ class PoseExtractor(abc.ABC):
         rotation = real[..., _ROTATION]
         rotation /= np.sqrt(np.einsum("...i,...i->...", rotation, rotation))[..., None]
         spaces = self._spaces if full else self._spaces[trees]
-        if model_vectors or model_rotations:
-            _relative_to_root(world, spaces[:, MODEL_SPACE], model_vectors, model_rotations)
-        if local_vectors or local_rotations:
-            parents = self._references[LOCAL_SPACE]
-            _relative_to_parents(
-                world, parents, spaces[:, LOCAL_SPACE], local_vectors, local_rotations
-            )
+        model = model_vectors or model_rotations
+        if local_vectors:  # a rotation matrix per body anyway: one pass over both spaces
+            if model:
+                transforms.relative_rows(world, self._references, spaces)
+            else:
+                transforms.relative_rows(
+                    world, self._references[LOCAL_SPACE], spaces[:, LOCAL_SPACE]
+                )
+        else:
+            if model:
+                _relative_to_root(world, spaces[:, MODEL_SPACE], model_vectors, model_rotations)
+            if local_rotations:
+                parent_rotation = world[:, self._references[LOCAL_SPACE], _ROTATION]
+                spaces[:, LOCAL_SPACE, :, _ROTATION] = transforms.quat_conjugate_multiply(
+                    parent_rotation, world[..., _ROTATION]
+                )
         # The root relative to itself: zero vectors exactly; the identity exactly, not 1e-16.
-        spaces[:, :, 0, _ROTATION] = _IDENTITY_ROTATION
+        spaces[:, :, 0, _ROTATION] = _IDENTITY
         if not full:
             self._world[trees] = world
             self._spaces[trees] = spaces
@@ -536,23 +547,6 @@ def _relative_to_root(world: FloatArray, out: FloatArray, vectors: bool, rotatio
     if rotations:
         out[..., _ROTATION] = transforms.quat_conjugate_multiply(
             root_rotation[:, None, :], world[..., _ROTATION]
-        )
-
-
-def _relative_to_parents(
-    world: FloatArray, parents: NDArray[np.intp], out: FloatArray, vectors: bool, rotations: bool
-) -> None:
-    """Local space of (trees, n, 13) world rows into ``out``: each row against ``parents``."""
-    parent_rows = world[:, parents]
-    parent_rotation = parent_rows[..., _ROTATION]
-    if vectors:
-        trees, n = world.shape[:2]
-        matrices = transforms.quat_to_matrix(parent_rotation)  # (trees, n, 3, 3)
-        offsets = (world[..., _VECTORS] - parent_rows[..., _VECTORS]).reshape(trees, n, 3, 3)
-        out[..., _VECTORS] = (offsets @ matrices).reshape(trees, n, 9)
-    if rotations:
-        out[..., _ROTATION] = transforms.quat_conjugate_multiply(
-            parent_rotation, world[..., _ROTATION]
         )
 
 

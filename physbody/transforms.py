@@ -475,71 +475,28 @@ _CONJUGATE_PRODUCT = _bilinear_matrix(lambda a, b: quat_multiply(quat_conjugate(
 _ROTATION_MATRIX = _bilinear_matrix(_unit_quat_matrix, 9)
 
 
-def _relative_weights() -> FloatArray:
-    """(160, 13) matrix ``W``: one packed relative state is ``features.ravel() @ W``.
-
-    The features of a row are ten blocks of 16 (see :func:`relative_rows`): for each of the
-    nine vector components ``d_j`` (position, linear and angular velocity offsets from the
-    reference row) the products ``d_j * (q_ref outer q_ref)``, then ``q_ref outer q``. Each
-    output is linear in them: ``inv(R(q_ref)) d`` is ``sum_b R[b, a] d_b`` with ``R``'s entries
-    read off ``_ROTATION_MATRIX``, and ``conj(q_ref) * q`` is ``_CONJUGATE_PRODUCT``.
-    """
-    weights = np.zeros((RELATIVE_FEATURES, 16, STATE_WIDTH))
-    for group in range(3):  # position, linear velocity, angular velocity
-        for b in range(3):  # input component within the group
-            for a in range(3):  # output component within the group
-                weights[3 * group + b, :, 3 * group + a] = _ROTATION_MATRIX[:, 3 * b + a]
-    weights[9, :, STATE_ROTATION] = _CONJUGATE_PRODUCT
-    matrix = weights.reshape(RELATIVE_FEATURES * 16, STATE_WIDTH)
-    matrix.flags.writeable = False
-    return matrix
-
-
-#: Blocks of 16 features per relative row (nine vector components and one rotation pair).
-RELATIVE_FEATURES = 10
-_RELATIVE_WEIGHTS = _relative_weights()
-
-
-def relative_rows(
-    states: FloatArray,
-    reference_rows: NDArray[np.intp],
-    out: FloatArray,
-    features: FloatArray | None = None,
-) -> None:
+def relative_rows(states: FloatArray, reference_rows: NDArray[np.intp], out: FloatArray) -> None:
     """Packed states of every row relative to a reference row: ``inv(ref) * state``.
 
     Positions become ``inv(q_ref) * (p - p_ref)``, velocities ``inv(q_ref) * (v - v_ref)``
     and rotations ``conj(q_ref) * q``. With row 0 as every row's reference this is model
     space; with each row's parent it is local space; ``reference_rows`` of shape (2, n) does
-    both in one pass. Every output is bilinear in the reference rotation's outer product and
-    the row's vectors or rotation, so the whole result is a handful of elementwise products
-    into one feature array and a single matrix product (numpy pays per call, not per row, at
-    these sizes).
+    both in one pass (numpy pays per call, not per row, at these sizes).
 
     Args:
         states: (..., n, 13) packed world states (see ``STATE_*``), unit rotations; leading
             axes are independent trees.
         reference_rows: (n,) or (s, n) integer row of each row's reference frame (s spaces).
         out: (..., n, 13) or (..., s, n, 13) array receiving the relative packed states.
-        features: optional preallocated work array of ``out.shape[:-1] + (10, 16)`` floats
-            (C-contiguous); allocated here when None.
     """
-    if reference_rows.ndim == 2:
-        rows = states[..., None, :, :]  # broadcast each tree's rows over the s spaces
-        references = states[..., reference_rows, :]
-    else:
-        rows = states
-        references = states[..., reference_rows, :]
+    references = states[..., reference_rows, :]
+    rows = states if reference_rows.ndim == 1 else states[..., None, :, :]
     batch = references.shape[:-1]
-    if features is None:
-        features = np.empty((*batch, RELATIVE_FEATURES, 16))
     reference_rotation = references[..., STATE_ROTATION]
     outer = reference_rotation[..., :, None] * reference_rotation[..., None, :]
-    offsets = rows[..., STATE_VECTORS] - references[..., STATE_VECTORS]
-    np.multiply(offsets[..., :, None], outer.reshape(*batch, 1, 16), out=features[..., :9, :])
-    np.multiply(
-        reference_rotation[..., :, None],
-        rows[..., None, STATE_ROTATION],
-        out=features[..., 9, :].reshape(*batch, 4, 4),
-    )
-    np.matmul(features.reshape(*batch, RELATIVE_FEATURES * 16), _RELATIVE_WEIGHTS, out=out)
+    matrices = (outer.reshape(*batch, 16) @ _ROTATION_MATRIX).reshape(*batch, 3, 3)
+    # Row vectors times R apply R^T = inv(R) to each of the three vectors of a row.
+    offsets = (rows[..., STATE_VECTORS] - references[..., STATE_VECTORS]).reshape(*batch, 3, 3)
+    out[..., STATE_VECTORS] = (offsets @ matrices).reshape(*batch, 9)
+    pairs = reference_rotation[..., :, None] * rows[..., None, STATE_ROTATION]
+    np.matmul(pairs.reshape(*batch, 16), _CONJUGATE_PRODUCT, out=out[..., STATE_ROTATION])
