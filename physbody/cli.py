@@ -119,8 +119,8 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument(
         "--num-envs",
         type=_positive_int,
-        default=64,
-        help="agents stepped together in the native vector env (default 64)",
+        default=80,
+        help="agents stepped together in the native vector env (default 80)",
     )
     train.add_argument(
         "--num-workers",

@@ -41,7 +41,7 @@ def test_help_and_bad_arguments(capsys):
     assert (args.run_id, args.results_dir, args.num_envs, args.num_workers, args.max_steps) == (
         "ppo",
         "results",
-        64,
+        80,
         None,
         None,
     )
