@@ -36,8 +36,7 @@ import numpy as np
 import pybullet as p
 
 import envs  # noqa: F401  (registers the ids)
-from envs.agents import validate_actions
-from envs.joint_drive import JointDriveController
+from envs.joint_drive import JointDriveController, validate_actions
 
 NUM_ENVS = 16
 

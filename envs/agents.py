@@ -23,72 +23,29 @@ from typing import Any, ClassVar
 import attrs
 import numpy as np
 import pybullet as p
-from gymnasium import spaces
 from numpy.typing import NDArray
 
-from envs.body import FORWARD_LOCAL, BodyDescription, BodyLinks, default_sensor_settings, urdf_path
+from envs.body import FORWARD_LOCAL, BodyDescription, default_sensor_settings, urdf_path
 from envs.contacts import ContactSorter, part_flags
 from envs.joint_drive import JointDriveController
+from envs.observation import observation_spaces, raycast_fractions
 from envs.rewards import RewardNaNError
 from envs.scene import (
-    DAMPING,
     TIMESTEP,
     OrientationCubes,
     SceneDescription,
     Targets,
-    apply_unity_material,
     connect_world,
-    platform_offsets,
-    static_box,
-    target_box,
+    render_view,
 )
+from envs.world import build_platforms, check_counts
 from physbody import PhysicsBodySensor, PhysicsSensorSettings, transforms
 
-__all__ = ["Agent", "LocomotionAgents", "validate_actions"]
+__all__ = ["Agent", "LocomotionAgents"]
 
-RAYCAST_LENGTH = 10.0  # m, the Crawler's downward ray
 _POSITION = transforms.STATE_POSITION
 _ROTATION = transforms.STATE_ROTATION
 _flatten = chain.from_iterable
-
-
-def validate_actions(actions: Any, shape: tuple[int, ...]) -> NDArray[np.float64]:
-    """Checks the shape and finiteness of an action or a batch of actions; clips to [-1, 1].
-
-    Finite values outside [-1, 1] are clipped, as ML-Agents clips its continuous actions.
-
-    Args:
-        actions: ``(action_size,)`` for one agent or ``(num_agents, action_size)`` for a batch.
-        shape: the expected shape.
-
-    Returns:
-        The actions as float64 clipped to [-1, 1], in ``shape``.
-
-    Raises:
-        ValueError: for a non-numeric value, a wrong shape (naming both shapes) or a
-            non-finite value (naming every bad index, and for a batch the agent).
-    """
-    name = "action" if len(shape) == 1 else "actions"
-    try:
-        array = np.asarray(actions, dtype=np.float64)
-    except (TypeError, ValueError) as error:
-        raise ValueError(f"{name} must be a numeric array, got {actions!r}") from error
-    if array.shape != shape:
-        raise ValueError(f"{name} must have shape {shape}, got shape {array.shape}")
-    bad = ~np.isfinite(array)
-    if bad.any():
-        if array.ndim == 1:
-            where = np.flatnonzero(bad)
-            raise ValueError(
-                f"action must be finite; non-finite at indices {where.tolist()}: {array[where]}"
-            )
-        parts = [
-            f"agent {agent} at indices {np.flatnonzero(row).tolist()}: {array[agent][row]}"
-            for agent, row in enumerate(bad)
-            if row.any()
-        ]
-        raise ValueError("actions must be finite; non-finite in " + "; ".join(parts))
-    return np.clip(array, -1.0, 1.0)
 
 
 #: (link frame position, link frame orientation) of a getLinkStates entry.
@@ -120,6 +77,7 @@ class _Decision:
     floor_links: list[set[int]]
 
 
+@attrs.frozen
 class Agent:
     """One agent's PyBullet bodies and drive in the shared world (built by LocomotionAgents).
 
@@ -134,27 +92,14 @@ class Agent:
         drive: its joint drive.
     """
 
-    __slots__ = ("drive", "floor", "index", "offset", "robot", "spawn", "target", "walls")
-
-    def __init__(
-        self,
-        index: int,
-        offset: NDArray[np.float64],
-        spawn: NDArray[np.float64],
-        floor: int,
-        walls: tuple[int, ...],
-        robot: int,
-        target: int,
-        drive: JointDriveController,
-    ) -> None:
-        self.index = index
-        self.offset = offset
-        self.spawn = spawn
-        self.floor = floor
-        self.walls = walls
-        self.robot = robot
-        self.target = target
-        self.drive = drive
+    index: int
+    offset: NDArray[np.float64] = attrs.field(eq=False)
+    spawn: NDArray[np.float64] = attrs.field(eq=False)
+    floor: int
+    walls: tuple[int, ...]
+    robot: int
+    target: int
+    drive: JointDriveController = attrs.field(eq=False)
 
 
 class LocomotionAgents(abc.ABC):
@@ -226,10 +171,7 @@ class LocomotionAgents(abc.ABC):
             ValueError, TypeError, FileNotFoundError: for bad arguments, naming them.
             RuntimeError: for ``render_mode="human"`` without a display.
         """
-        if isinstance(num_agents, bool) or not isinstance(num_agents, int) or num_agents < 1:
-            raise ValueError(f"num_envs must be a positive int, got {num_agents!r}")
-        if isinstance(frame_skip, bool) or not isinstance(frame_skip, int) or frame_skip < 1:
-            raise ValueError(f"frame_skip must be a positive int, got {frame_skip!r}")
+        check_counts(num_agents=num_agents, frame_skip=frame_skip, width=width, height=height)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(
                 f"render_mode must be one of {self.metadata['render_modes']} or None, "
@@ -241,9 +183,6 @@ class LocomotionAgents(abc.ABC):
             raise TypeError(
                 f"sensor_settings must be a PhysicsSensorSettings, got {sensor_settings!r}"
             )
-        for name, value in (("width", width), ("height", height)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive int, got {value!r}")
         path = Path(urdf) if urdf is not None else urdf_path(self.BODY.urdf)
         if not path.is_file():
             raise FileNotFoundError(f"URDF not found at {path.resolve()}")
@@ -260,7 +199,11 @@ class LocomotionAgents(abc.ABC):
         self._closed = False
         self._build_world(num_agents, path, sensor_settings, joint_spring, joint_damper,
                           joint_max_force)  # fmt: skip
-        self._build_spaces(num_agents)
+        layout, observation, action = observation_spaces(self.sensor, self.BODY)
+        self.observation_layout: dict[str, slice] = layout
+        self._agent_observation_space, self._agent_action_space = observation, action
+        # Every agent's observation is written into its row of this one array.
+        self._obs = np.zeros((num_agents, observation.shape[0]), dtype=np.float32)
         self._needs_reset = np.ones(num_agents, dtype=bool)
         self._in_step = False
         self._after_build()
@@ -276,44 +219,13 @@ class LocomotionAgents(abc.ABC):
     ) -> None:
         """Platforms, walls, robots, targets, drives, the batch sensor and the contact roles."""
         client, scene, body = self._client, self._scene, self.BODY
-        offsets = platform_offsets(scene, num_agents)
-        spawns = offsets + (0.0, 0.0, body.spawn_height)
-        target_starts = offsets + scene.target_start
-        fx, fy = scene.floor_center_xy
-        flags = p.URDF_USE_INERTIA_FROM_FILE | p.URDF_USE_SELF_COLLISION
-        floors, walls, robots, target_ids = [], [], [], []
-        # Agent by agent, so that each agent's bodies get the ids they have in a single env's
-        # world plus a constant: PyBullet orders contact pairs by body id, and a batch agent
-        # then solves its island in the same order as a single env.
-        for offset, spawn, target_start in zip(offsets, spawns, target_starts, strict=True):
-            floors.append(
-                static_box(
-                    client,
-                    offset + (fx, fy, -scene.floor_half_extents[2]),
-                    scene.floor_half_extents,
-                    (0.75, 0.75, 0.8, 1),
-                )
-            )
-            walls.append(
-                tuple(
-                    static_box(client, offset + center, half, (0.55, 0.6, 0.7, 1))
-                    for center, half in scene.walls
-                )
-            )
-            robot = p.loadURDF(
-                str(path), spawn, flags=flags, useFixedBase=False, physicsClientId=client
-            )
-            if not robots:
-                self._links = BodyLinks.read(robot, client, body, path)
-            self._prepare_robot(robot)
-            robots.append(robot)
-            target_ids.append(
-                target_box(client, target_start, scene.target_size, scene.target_mass)
-            )
+        world = build_platforms(client, scene, body, path, num_agents)
+        self._links = world.links
+        robots = list(world.robots)
         self.targets = Targets(
             client,
-            target_ids,
-            target_starts,
+            world.targets,
+            world.target_starts,
             spawn_radius=scene.spawn_radius,
             respawn_if_touched=scene.respawn_if_touched,
         )
@@ -329,18 +241,18 @@ class LocomotionAgents(abc.ABC):
         self._agents = [
             Agent(
                 index,
-                offsets[index],
-                spawns[index],
-                floors[index],
-                walls[index],
+                world.offsets[index],
+                world.spawns[index],
+                world.floors[index],
+                world.walls[index],
                 robot,
-                int(self.targets.body_ids[index]),
+                world.targets[index],
                 JointDriveController(robot, client, body.actuated, timestep=TIMESTEP, **drive),
             )
             for index, robot in enumerate(robots)
         ]
         self._robots = robots
-        self._contacts = ContactSorter(robots, floors, self.targets.body_ids.tolist())
+        self._contacts = ContactSorter(robots, world.floors, world.targets)
         self._cubes = OrientationCubes(num_agents)
         inertial = p.getDynamicsInfo(robots[0], -1, physicsClientId=client)
         # Root forward axis in the base's inertial (COM) frame, which PyBullet reports.
@@ -349,67 +261,6 @@ class LocomotionAgents(abc.ABC):
         self.touching_target = np.zeros(num_agents, dtype=bool)
         self.ground_contacts = np.zeros((num_agents, len(body.part_names)), dtype=bool)
         self.target_touches = np.zeros(num_agents, dtype=np.int64)
-
-    def _prepare_robot(self, robot: int) -> None:
-        """Material, damping and the collision filter of one robot's parts."""
-        client, links = self._client, self._links
-        for link in links.part_links:
-            apply_unity_material(robot, link, client)
-            p.changeDynamics(
-                robot, link, linearDamping=DAMPING, angularDamping=DAMPING, physicsClientId=client
-            )
-        # Jointed parts do not collide (Unity's enableCollision 0); other pairs do. PyBullet's
-        # parent exclusion sees the massless helper links between two parts, so the part
-        # pairs joined through a revolute chain are excluded here explicitly.
-        for child, parent in enumerate(links.part_parents):
-            if parent >= 0:
-                p.setCollisionFilterPair(
-                    robot,
-                    robot,
-                    links.part_links[parent],
-                    links.part_links[child],
-                    enableCollision=0,
-                    physicsClientId=client,
-                )
-
-    def _build_spaces(self, num_agents: int) -> None:
-        """One agent's observation and action spaces, ``observation_layout`` and the buffer.
-
-        The buffer ``_obs`` is (num_agents, observation size) float32; every observation is
-        written into its agent's row.
-        """
-        body = self.BODY
-        sensor_space = self.sensor.observation_space
-        layout: dict[str, slice] = {
-            f"sensor/{name}": where for name, where in self.sensor.observation_layout.items()
-        }
-        big = float(np.finfo(np.float32).max)
-        low = [sensor_space.low]
-        high = [sensor_space.high]
-        start = sensor_space.shape[0]
-
-        def block(name: str, size: int, lo: float, hi: float) -> None:
-            nonlocal start
-            layout[name] = slice(start, start + size)
-            low.append(np.full(size, lo, dtype=np.float32))
-            high.append(np.full(size, hi, dtype=np.float32))
-            start += size
-
-        for part in body.forward_parts:
-            block(f"rotation_delta/{part}", 4, -1.0, 1.0)
-        block("target_position", 3, -big, big)
-        if body.raycast:
-            block("raycast", 1, 0.0, 1.0)
-        block("ground_contacts", len(body.part_names), 0.0, 1.0)
-        block("joint_strengths", len(body.actuated), 0.0, 1.0)
-        self.observation_layout: dict[str, slice] = layout
-        self._agent_observation_space = spaces.Box(
-            np.concatenate(low), np.concatenate(high), dtype=np.float32
-        )
-        self._agent_action_space = spaces.Box(
-            -1.0, 1.0, shape=(body.action_size,), dtype=np.float32
-        )
-        self._obs = np.zeros((num_agents, start), dtype=np.float32)
 
     # -------------------------------------------------------------------------- episodes
     def _rng(self, agent: int) -> np.random.Generator:
@@ -640,37 +491,14 @@ class LocomotionAgents(abc.ABC):
         )
         offset += 3
         if body.raycast:
-            obs[agents, offset] = self._raycasts(world[:, 1, _POSITION])
+            obs[agents, offset] = raycast_fractions(
+                self._client, world[:, 1, _POSITION], body.root_radius
+            )
             offset += 1
         count = len(body.part_names)
         obs[agents, offset : offset + count] = self.ground_contacts[agents]
         offset += count
         obs[agents, offset:] = [self._agents[i].drive.strength_ratio for i in agents.tolist()]
-
-    def _raycasts(self, root_positions: NDArray[np.float64]) -> NDArray[np.float64]:
-        """Downward rays from the roots, 10 m: hit distance / 10, or 1 when nothing is hit.
-
-        Unity's ray starts inside the root's sphere and ignores it; these start where the
-        ray leaves the sphere and add that radius back. One ``rayTestBatch`` for all agents.
-
-        Args:
-            root_positions: (L, 3) root link positions, metres, world frame.
-
-        Returns:
-            (L,) fractions in [0, 1].
-        """
-        radius = self.BODY.root_radius
-        starts = root_positions - (0.0, 0.0, radius)
-        ends = root_positions - (0.0, 0.0, RAYCAST_LENGTH)
-        hits = p.rayTestBatch(starts.tolist(), ends.tolist(), physicsClientId=self._client)
-        return np.array(
-            [
-                1.0
-                if hit[0] < 0
-                else (radius + hit[2] * (RAYCAST_LENGTH - radius)) / RAYCAST_LENGTH
-                for hit in hits
-            ]
-        )
 
     def _error_prefix(self, agent: int) -> str:
         """What an error about agent ``agent`` starts with: "" for a single env."""
@@ -733,29 +561,14 @@ class LocomotionAgents(abc.ABC):
 
         In ``human`` mode the GUI camera moves to the agent and None is returned.
         """
-        root = self._cubes.position[agent].tolist()
-        if self.render_mode == "human":
-            p.resetDebugVisualizerCamera(
-                self.BODY.camera_distance, 45.0, -25.0, root, physicsClientId=self._client
-            )
-            return None
-        if self.render_mode != "rgb_array":
-            return None
-        view = p.computeViewMatrixFromYawPitchRoll(
-            root, self.BODY.camera_distance, 45.0, -25.0, 0.0, 2, physicsClientId=self._client
-        )
-        projection = p.computeProjectionMatrixFOV(
-            60.0, self._width / self._height, 0.1, 200.0, physicsClientId=self._client
-        )
-        image = p.getCameraImage(
+        return render_view(
+            self._client,
+            self.render_mode,
+            self._cubes.position[agent],
+            self.BODY.camera_distance,
             self._width,
             self._height,
-            view,
-            projection,
-            renderer=p.ER_TINY_RENDERER,
-            physicsClientId=self._client,
-        )[2]
-        return np.asarray(image, dtype=np.uint8).reshape(self._height, self._width, 4)[..., :3]
+        )
 
     def _disconnect(self) -> None:
         """Disconnects the world's client; safe to call more than once."""

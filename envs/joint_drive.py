@@ -1,5 +1,8 @@
 """ML-Agents' JointDriveController on PyBullet: actions -> joint targets and strengths.
 
+:func:`validate_actions` checks and clips the actions first, as ML-Agents clips its continuous
+actions.
+
 Unity's ConfigurableJoint with a slerp drive becomes, in the URDFs, a chain of limited revolute
 joints (``<part>_x``, ``_y``, ``_z``) through massless helper links; the drive is PyBullet's
 implicit position motor on each of them (see :class:`JointDriveController`).
@@ -8,6 +11,7 @@ implicit position motor on each of them (see :class:`JointDriveController`).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pybullet as p
@@ -15,7 +19,46 @@ from numpy.typing import NDArray
 
 from envs.body import ActuatedPart
 
-__all__ = ["JointDriveController"]
+__all__ = ["JointDriveController", "validate_actions"]
+
+
+def validate_actions(actions: Any, shape: tuple[int, ...]) -> NDArray[np.float64]:
+    """Checks the shape and finiteness of an action or a batch of actions; clips to [-1, 1].
+
+    Finite values outside [-1, 1] are clipped, as ML-Agents clips its continuous actions.
+
+    Args:
+        actions: ``(action_size,)`` for one agent or ``(num_agents, action_size)`` for a batch.
+        shape: the expected shape.
+
+    Returns:
+        The actions as float64 clipped to [-1, 1], in ``shape``.
+
+    Raises:
+        ValueError: for a non-numeric value, a wrong shape (naming both shapes) or a
+            non-finite value (naming every bad index, and for a batch the agent).
+    """
+    name = "action" if len(shape) == 1 else "actions"
+    try:
+        array = np.asarray(actions, dtype=np.float64)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{name} must be a numeric array, got {actions!r}") from error
+    if array.shape != shape:
+        raise ValueError(f"{name} must have shape {shape}, got shape {array.shape}")
+    bad = ~np.isfinite(array)
+    if bad.any():
+        if array.ndim == 1:
+            where = np.flatnonzero(bad)
+            raise ValueError(
+                f"action must be finite; non-finite at indices {where.tolist()}: {array[where]}"
+            )
+        parts = [
+            f"agent {agent} at indices {np.flatnonzero(row).tolist()}: {array[agent][row]}"
+            for agent, row in enumerate(bad)
+            if row.any()
+        ]
+        raise ValueError("actions must be finite; non-finite in " + "; ".join(parts))
+    return np.clip(array, -1.0, 1.0)
 
 
 class JointDriveController:

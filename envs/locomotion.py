@@ -14,8 +14,8 @@ import gymnasium as gym
 import numpy as np
 from numpy.typing import NDArray
 
-from envs.agents import LocomotionAgents, validate_actions
-from envs.joint_drive import JointDriveController
+from envs.agents import LocomotionAgents
+from envs.joint_drive import JointDriveController, validate_actions
 
 __all__ = ["LocomotionEnv"]
 

@@ -32,6 +32,7 @@ __all__ = [
     "connect_world",
     "dynamic_platform",
     "platform_offsets",
+    "render_view",
     "scene_footprint",
     "static_box",
     "static_course",
@@ -244,6 +245,38 @@ def target_box(client: int, start: Sequence[float], size: float, mass: float) ->
     )
     apply_unity_material(body, -1, client)
     return body
+
+
+def render_view(
+    client: int,
+    render_mode: str | None,
+    focus: ArrayLike,
+    distance: float,
+    width: int,
+    height: int,
+) -> NDArray[np.uint8] | None:
+    """A camera looking at ``focus`` (world frame, metres) from ``distance`` metres.
+
+    Returns:
+        For ``rgb_array`` an (height, width, 3) uint8 TinyRenderer frame; for ``human`` the
+        GUI camera moves there and None is returned; None for no render mode.
+    """
+    target = np.asarray(focus, dtype=np.float64).tolist()
+    if render_mode == "human":
+        p.resetDebugVisualizerCamera(distance, 45.0, -25.0, target, physicsClientId=client)
+        return None
+    if render_mode != "rgb_array":
+        return None
+    view = p.computeViewMatrixFromYawPitchRoll(
+        target, distance, 45.0, -25.0, 0.0, 2, physicsClientId=client
+    )
+    projection = p.computeProjectionMatrixFOV(
+        60.0, width / height, 0.1, 200.0, physicsClientId=client
+    )
+    image = p.getCameraImage(
+        width, height, view, projection, renderer=p.ER_TINY_RENDERER, physicsClientId=client
+    )[2]
+    return np.asarray(image, dtype=np.uint8).reshape(height, width, 4)[..., :3]
 
 
 class OrientationCubes:

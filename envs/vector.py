@@ -43,7 +43,8 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 from numpy.typing import NDArray
 
-from envs.agents import LocomotionAgents, validate_actions
+from envs.agents import LocomotionAgents
+from envs.joint_drive import validate_actions
 
 __all__ = [
     "LocomotionVectorEnv",
