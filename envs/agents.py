@@ -1,13 +1,15 @@
 """N agents of one locomotion task in one PyBullet world: the step loop, written once.
 
 :class:`LocomotionAgents` serves both forms of every environment: ``envs.locomotion``'s
-Gymnasium env is the case N = 1, ``envs.vector``'s native vector env N >= 1. Every physics step
-and every decision does its numpy work once for all agents: one world-wide contact query split
-by body id (``envs.contacts``), the roots' states, the orientation cubes and the reward records
-as (N, ...) arrays, the body-part observations from one batch sensor over the N robots (still one
-``getLinkStates`` per robot: PyBullet has nothing wider), the task block and the reward terms
-over all agents at once. An agent whose forbidden part touches its floor ends its decision at
-that physics step, as the single env breaks out of its loop; the others go on.
+Gymnasium env is the case N = 1, ``envs.vector``'s native vector env N >= 1. A physics step
+does only what cannot wait: one ``stepSimulation``, the roots' reads into an (N, ...) table,
+one world-wide contact query sorted per agent by body id (``envs.contacts``), target touches
+and episode ends. A decision then does its numpy work once for all agents and all its physics
+steps: the orientation cubes, the reward records and terms, and the observations, the body
+parts from one batch sensor over the N robots (still one ``getLinkStates`` per robot: PyBullet
+has nothing wider). An agent whose forbidden part touches its floor ends its decision at that
+physics step, as the single env breaks out of its loop; the others go on. The world itself is
+built by ``envs.world``.
 """
 
 from __future__ import annotations
