@@ -423,3 +423,18 @@ def test_cross_matches_numpy_and_broadcasts():
     np.testing.assert_array_equal(tf.cross([1, 0, 0], [0, 1, 0]), [0, 0, 1])
     with pytest.raises(ValueError, match=r"\(2,\)"):
         tf.cross([1.0, 2.0], [0.0, 1.0, 0.0])
+
+
+def test_quat_conjugate_multiply_is_the_relative_rotation():
+    rng = np.random.default_rng(7)
+    a = rng.normal(size=(5, 3, 4))
+    a /= np.linalg.norm(a, axis=-1, keepdims=True)
+    b = rng.normal(size=(3, 4))  # broadcast against a's batch
+    b /= np.linalg.norm(b, axis=-1, keepdims=True)
+    expected = tf.quat_multiply(tf.quat_conjugate(a), b)
+    np.testing.assert_allclose(tf.quat_conjugate_multiply(a, b), expected, atol=1e-12)
+    relative = Rotation.from_quat(a.reshape(-1, 4)).inv() * Rotation.from_quat(
+        np.broadcast_to(b, a.shape).reshape(-1, 4)
+    )
+    got = Rotation.from_quat(tf.quat_conjugate_multiply(a, b).reshape(-1, 4))
+    assert np.allclose((got * relative.inv()).magnitude(), 0.0, atol=1e-9)
