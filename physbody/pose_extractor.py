@@ -343,7 +343,8 @@ class PoseExtractor(abc.ABC):
         Vectors are positions, linear and angular velocities; rotations the quaternions. A
         field not requested keeps its last value. Model space shares one reference rotation
         per tree (the root's), so its vectors cost one small matrix product per tree; local
-        space needs one rotation matrix per body. A sensor asks for the fields it writes.
+        vectors need one rotation matrix per body (then both spaces are computed in one pass).
+        A sensor asks for the fields it writes.
 
         Args:
             model_vectors: recompute ``model_positions`` and the model-space velocities.
@@ -368,7 +369,9 @@ class PoseExtractor(abc.ABC):
             self._read_rows(real)
         else:
             self._read_rows(real, trees)
-        if not np.isfinite(real.sum()):
+        # One sum is cheaper than a finite test per value; a huge finite sum can overflow,
+        # so the exact test runs before anything is raised.
+        if not np.isfinite(real.sum()) and not np.isfinite(real).all():
             self._raise_non_finite(real, trees)
         rotation = real[..., _ROTATION]
         rotation /= np.sqrt(np.einsum("...i,...i->...", rotation, rotation))[..., None]
