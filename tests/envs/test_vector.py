@@ -13,9 +13,10 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 import envs
+from envs.processes import ProcessVectorEnv
 from envs.rewards import RewardNaNError
 from envs.scene import platform_offsets
-from envs.vector import LocomotionVectorEnv, ProcessVectorEnv, agent_seeds
+from envs.vector import LocomotionVectorEnv, agent_seeds
 
 SIZES = {"Crawler-v0": (142, 20), "CrawlerStatic-v0": (142, 20), "Walker-v0": (248, 39)}
 SIZES["WalkerStatic-v0"] = SIZES["Walker-v0"]

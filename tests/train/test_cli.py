@@ -227,7 +227,7 @@ def test_train_steps_the_agents_in_two_worker_processes(
 ):
     for module in ("torch", "stable_baselines3", "onnx", "onnxruntime", "yaml"):
         pytest.importorskip(module)
-    from envs.vector import ProcessVectorEnv
+    from envs.processes import ProcessVectorEnv
 
     config = write_config(tmp_path, keep=1, interval=1000, max_steps=1024)
     results = tmp_path / "results"
