@@ -158,6 +158,7 @@ def policy_graph(
     *,
     obs_normalization: ObsNormalization | None = None,
     metadata: Mapping[str, Any] | None = None,
+    action_scale: float = 1.0,
 ) -> Any:
     """The ``onnx.ModelProto`` of ``model``'s deterministic policy.
 
@@ -165,6 +166,8 @@ def policy_graph(
         model: a Stable-Baselines3 PPO or SAC model with an ``MlpPolicy``.
         obs_normalization: statistics to bake in; None feeds observations unchanged.
         metadata: string properties stored in the model (``metadata_props``).
+        action_scale: factor applied to the model's actions (after its clip or squash): 1/3
+            for a PPO model trained through ``MLAgentsGaussianActions``.
 
     Returns:
         A checked ONNX model with input ``obs`` and output ``actions``.
@@ -180,6 +183,7 @@ def policy_graph(
         action_space=model.action_space,
         obs_normalization=obs_normalization,
         metadata=metadata,
+        action_scale=action_scale,
     )
 
 
@@ -191,6 +195,7 @@ def mlp_graph(
     action_space: Any,
     obs_normalization: ObsNormalization | None = None,
     metadata: Mapping[str, Any] | None = None,
+    action_scale: float = 1.0,
 ) -> Any:
     """The ``onnx.ModelProto`` of a deterministic MLP actor, whatever library trained it.
 
@@ -204,15 +209,24 @@ def mlp_graph(
         action_space: the Box action space (its ``low``, ``high`` and ``shape``).
         obs_normalization: statistics to bake in; None feeds observations unchanged.
         metadata: string properties stored in the model (``metadata_props``).
+        action_scale: factor applied to the clipped or squashed actions (1 leaves them).
 
     Returns:
         A checked ONNX model with input ``obs`` and output ``actions``.
+
+    Raises:
+        ValueError: for an unknown ``squash``, a non-positive ``action_scale`` or
+            normalisation statistics of the wrong size.
     """
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
     if squash not in ("clip", "tanh"):
         raise ValueError(f"squash must be 'clip' or 'tanh', got {squash!r}")
+    if not action_scale > 0.0:
+        raise ValueError(f"action_scale must be > 0, got {action_scale!r}")
+    # The last node writes the output; with a scale, it goes through one more Mul.
+    bounded = OUTPUT_NAME if action_scale == 1.0 else "actions_bounded"
     action_size = int(np.prod(action_space.shape))
     initializers: list[Any] = []
     nodes: list[Any] = []
@@ -300,9 +314,7 @@ def mlp_graph(
         # SB3's predict() clips Gaussian means to the action bounds.
         nodes += [
             helper.make_node("Max", [current, constant("action_low", low)], ["actions_above"]),
-            helper.make_node(
-                "Min", ["actions_above", constant("action_high", high)], [OUTPUT_NAME]
-            ),
+            helper.make_node("Min", ["actions_above", constant("action_high", high)], [bounded]),
         ]
     else:
         # SAC squashes with tanh; predict() maps [-1, 1] onto [low, high].
@@ -316,9 +328,14 @@ def mlp_graph(
             helper.make_node(
                 "Add",
                 ["actions_scaled", constant("action_centre", (high + low) / 2.0)],
-                [OUTPUT_NAME],
+                [bounded],
             ),
         ]
+    if action_scale != 1.0:
+        scale = np.full(action_size, action_scale, dtype=np.float32)
+        nodes.append(
+            helper.make_node("Mul", [bounded, constant("action_scale", scale)], [OUTPUT_NAME])
+        )
     graph = helper.make_graph(
         nodes,
         "physbody_policy",
@@ -348,6 +365,7 @@ def export_onnx(
     *,
     obs_normalization: ObsNormalization | None = None,
     metadata: Mapping[str, Any] | None = None,
+    action_scale: float = 1.0,
 ) -> Path:
     """Writes ``model``'s deterministic policy to ``path`` as ONNX, atomically.
 
@@ -356,11 +374,14 @@ def export_onnx(
         path: the ``.onnx`` file to write.
         obs_normalization: statistics to bake in (``ObsNormalization.from_vec_normalize``).
         metadata: string properties stored in the model, e.g. ``{"env_id": "Crawler-v0"}``.
+        action_scale: factor applied to the model's actions (see :func:`policy_graph`).
 
     Returns:
         ``path`` as a ``Path``.
     """
-    proto = policy_graph(model, obs_normalization=obs_normalization, metadata=metadata)
+    proto = policy_graph(
+        model, obs_normalization=obs_normalization, metadata=metadata, action_scale=action_scale
+    )
     return write_onnx(proto, path)
 
 

@@ -35,7 +35,7 @@ from stable_baselines3.common.vec_env.base_vec_env import (
     VecEnvWrapper,
 )
 
-__all__ = ["NativeVecEnv", "ScaledReward", "make_native_vec_env"]
+__all__ = ["MLAgentsGaussianActions", "NativeVecEnv", "ScaledReward", "make_native_vec_env"]
 
 
 class NativeVecEnv(VecEnv):
@@ -154,6 +154,53 @@ class ScaledReward(VecEnvWrapper):
         """Steps the wrapped env and scales its rewards."""
         observations, rewards, dones, infos = self.venv.step_wait()
         return observations, rewards * self.strength, dones, infos
+
+
+class MLAgentsGaussianActions(VecEnvWrapper):
+    """ML-Agents' continuous PPO actions: a Gaussian sample clipped to [-3, 3], divided by 3.
+
+    ML-Agents' PPO policy of the seed's release samples ``N(mu, sigma)`` (sigma starting at 1)
+    and sends ``clip(sample, -3, 3) / 3`` to the environment, so early exploration reaches a
+    joint's limits only at three standard deviations. Stable-Baselines3 instead clips the sample
+    to the action space, [-1, 1], where a standard deviation of 1 saturates about a third of
+    all actions. This wrapper shows SB3 an action space three times as wide, so SB3's own clip
+    is ML-Agents' clip to [-3, 3], and divides by 3 on the way to the environment. Export the
+    trained policy with ``action_scale=1/3`` (``physbody.train.export``) so that its actions are
+    the environment's.
+
+    Args:
+        venv: an SB3 vector env whose action space is the Box [-1, 1]^k.
+
+    Raises:
+        ValueError: for any other action space.
+    """
+
+    SPREAD = 3.0
+
+    def __init__(self, venv: VecEnv) -> None:
+        space = venv.action_space
+        if not (
+            isinstance(space, gym.spaces.Box)
+            and np.all(space.low == -1.0)
+            and np.all(space.high == 1.0)
+        ):
+            raise ValueError(
+                f"MLAgentsGaussianActions needs the action space Box(-1, 1), got {space}"
+            )
+        wide = gym.spaces.Box(-self.SPREAD, self.SPREAD, space.shape, dtype=space.dtype)
+        super().__init__(venv, action_space=wide)
+
+    def reset(self) -> VecEnvObs:
+        """Resets the wrapped env."""
+        return self.venv.reset()
+
+    def step_async(self, actions: NDArray[Any]) -> None:
+        """Sends ``clip(actions, -3, 3) / 3`` to the wrapped env."""
+        self.venv.step_async(np.clip(actions, -self.SPREAD, self.SPREAD) / self.SPREAD)
+
+    def step_wait(self) -> VecEnvStepReturn:
+        """The wrapped env's step results."""
+        return self.venv.step_wait()
 
 
 def make_native_vec_env(

@@ -183,15 +183,22 @@ def make_vec_env(
     """``num_envs`` agents of ``env_id`` in the native vector env, wrapped in ``VecMonitor``.
 
     The agents are split over ``num_workers`` processes, each stepping one PyBullet world
-    with one ``stepSimulation`` per physics step for its agents (see ``envs.vector``); the
-    extrinsic reward's ``strength`` scales the rewards. Observation normalisation is added
-    by the caller (fresh or loaded ``VecNormalize``).
+    with one ``stepSimulation`` per physics step for its agents (see ``envs.vector``). PPO's
+    Gaussian actions reach them as ML-Agents sends them: clipped to +-3 and divided by 3
+    (``MLAgentsGaussianActions``). The extrinsic reward's ``strength`` scales the rewards.
+    Observation normalisation is added by the caller (fresh or loaded ``VecNormalize``).
     """
     from stable_baselines3.common.vec_env import VecMonitor
 
-    from physbody.train.native_vec_env import ScaledReward, make_native_vec_env
+    from physbody.train.native_vec_env import (
+        MLAgentsGaussianActions,
+        ScaledReward,
+        make_native_vec_env,
+    )
 
     venv = make_native_vec_env(env_id, num_envs, num_workers=num_workers)
+    if settings.trainer_type == "ppo":  # SAC squashes with tanh, as ML-Agents' SAC does
+        venv = MLAgentsGaussianActions(venv)
     strength = float(settings.reward_signals.extrinsic.strength)
     if strength != 1.0:
         venv = ScaledReward(venv, strength)
@@ -277,6 +284,13 @@ def _configure_logger(model: Any, folder: Path) -> None:
     model.set_logger(configure(str(folder), formats))
 
 
+def _action_scale(settings: TrainerSettings) -> float:
+    """What the exported policy multiplies the model's actions by to give the env's."""
+    from physbody.train.native_vec_env import MLAgentsGaussianActions
+
+    return 1.0 / MLAgentsGaussianActions.SPREAD if settings.trainer_type == "ppo" else 1.0
+
+
 # ------------------------------------------------------------------------------- checkpoints
 class _Checkpointer:
     """Writes checkpoints (SB3 zip, VecNormalize stats, ONNX) and records them."""
@@ -326,6 +340,7 @@ class _Checkpointer:
             model,
             layout.checkpoint(step, ".onnx"),
             obs_normalization=normalization,
+            action_scale=_action_scale(self._settings),
             metadata={
                 "env_id": self._env_id,
                 "behavior": layout.behavior,
