@@ -7,6 +7,7 @@
 - :class:`StopOnRequest`: ends ``learn()`` once a stop was requested (SIGINT/SIGTERM).
 - :class:`TqdmProgressBar`: a tqdm progress bar on a terminal (none when output is redirected).
 - :class:`TorchThreadsPerPhase`: one torch thread while collecting, every core for updates.
+- :class:`EntropySchedule`: PPO's entropy coefficient along ML-Agents' beta schedule.
 """
 
 from __future__ import annotations
@@ -211,6 +212,36 @@ class TorchThreadsPerPhase(BaseCallback):
         import torch
 
         torch.set_num_threads(self._update_threads)
+
+    def _on_step(self) -> bool:
+        return True
+
+
+class EntropySchedule(BaseCallback):
+    """Sets PPO's ``ent_coef`` from a schedule before each update (ML-Agents' decaying beta).
+
+    SB3 takes schedules for the learning rate and the clip range but a constant entropy
+    coefficient; this sets it after each rollout, at the step count the update sees.
+
+    Args:
+        schedule: maps ``progress_remaining`` (1 at step 0, 0 at ``max_steps``) to beta.
+        max_steps: the run's total environment steps.
+    """
+
+    def __init__(self, schedule: Callable[[float], float], max_steps: int) -> None:
+        super().__init__()
+        self._schedule = schedule
+        self._max_steps = max_steps
+
+    def _on_training_start(self) -> None:
+        self._set()
+
+    def _on_rollout_end(self) -> None:
+        self._set()
+
+    def _set(self) -> None:
+        progress = 1.0 - self.model.num_timesteps / self._max_steps
+        self.model.ent_coef = float(self._schedule(progress))
 
     def _on_step(self) -> bool:
         return True

@@ -111,8 +111,10 @@ class PPOSettings:
         learning_rate: initial Adam learning rate.
         learning_rate_schedule: ``"linear"`` decays the rate to 0 at ``max_steps``,
             ``"constant"`` keeps it.
-        beta: entropy bonus; SB3 ``ent_coef``.
-        epsilon: PPO clip range; SB3 ``clip_range``.
+        beta: entropy bonus; SB3 ``ent_coef``, decayed along ``learning_rate_schedule`` to
+            1e-5 as ML-Agents does (``physbody.train.callbacks.EntropySchedule``).
+        epsilon: PPO clip range; SB3 ``clip_range``, decayed along ``learning_rate_schedule``
+            to 0.1 as ML-Agents does.
         lambd: GAE lambda; SB3 ``gae_lambda``.
         num_epoch: passes over the buffer per update; SB3 ``n_epochs``.
     """

@@ -46,7 +46,7 @@ from physbody.train.settings import (
 )
 
 __all__ = [
-    "LearningRateSchedule",
+    "DecaySchedule",
     "TrainResult",
     "build_model",
     "make_vec_env",
@@ -58,30 +58,39 @@ logger = logging.getLogger(__name__)
 
 #: ML-Agents clips normalised observations to +-5.
 _OBS_CLIP = 5.0
+#: Where ML-Agents' linear schedules end: epsilon at 0.1, beta at 1e-5.
+EPSILON_FINAL = 0.1
+BETA_FINAL = 1e-5
 
 
 @attrs.frozen(kw_only=True)
-class LearningRateSchedule:
-    """ML-Agents' learning-rate schedule as an SB3 schedule of ``progress_remaining`` (1 -> 0).
+class DecaySchedule:
+    """An ML-Agents schedule as an SB3 schedule of ``progress_remaining`` (1 at step 0 -> 0).
+
+    ML-Agents' ``learning_rate_schedule`` drives three values of its PPO: the learning rate
+    (down to 1e-10), the clip range epsilon (down to 0.1) and the entropy bonus beta (down to
+    1e-5). ``"linear"`` is TensorFlow's polynomial decay of power 1 over ``max_steps``:
+    ``(initial - final) * progress_remaining + final``, then ``final``; ``"constant"`` keeps
+    ``initial``.
 
     Attributes:
-        initial: the rate at step 0.
-        kind: ``"linear"`` decays to ``minimum`` at the last step; ``"constant"`` keeps
-            ``initial``.
-        minimum: the floor of the linear decay (ML-Agents' 1e-10).
+        initial: the value at step 0.
+        kind: ``"linear"`` or ``"constant"``.
+        final: the value at ``max_steps`` and after.
     """
 
     initial: float
     kind: str = attrs.field(
         default="linear", validator=attrs.validators.in_(("linear", "constant"))
     )
-    minimum: float = 1e-10
+    final: float = 1e-10
 
     def __call__(self, progress_remaining: float) -> float:
-        """The learning rate when ``progress_remaining`` of training is left."""
+        """The value when ``progress_remaining`` of training is left."""
         if self.kind == "constant":
             return self.initial
-        return max(self.initial * progress_remaining, self.minimum)
+        progress = min(max(progress_remaining, 0.0), 1.0)
+        return (self.initial - self.final) * progress + self.final
 
 
 @attrs.frozen(kw_only=True)
@@ -235,7 +244,7 @@ def build_model(settings: TrainerSettings, venv: Any, *, seed: int) -> Any:
     hidden = [network.hidden_units] * network.num_layers
     gamma = settings.reward_signals.extrinsic.gamma
     hp = settings.hyperparameters
-    schedule = LearningRateSchedule(initial=hp.learning_rate, kind=hp.learning_rate_schedule)
+    schedule = DecaySchedule(initial=hp.learning_rate, kind=hp.learning_rate_schedule)
     num_envs = venv.num_envs
     if isinstance(hp, PPOSettings):
         return PPO(
@@ -247,8 +256,10 @@ def build_model(settings: TrainerSettings, venv: Any, *, seed: int) -> Any:
             n_epochs=hp.num_epoch,
             gamma=gamma,
             gae_lambda=hp.lambd,
-            clip_range=hp.epsilon,
-            ent_coef=hp.beta,
+            clip_range=DecaySchedule(
+                initial=hp.epsilon, kind=hp.learning_rate_schedule, final=EPSILON_FINAL
+            ),
+            ent_coef=hp.beta,  # decayed by EntropySchedule, a callback of train()
             policy_kwargs={"net_arch": {"pi": hidden, "vf": hidden}, "activation_fn": nn.SiLU},
             seed=seed,
             device="cpu",
@@ -475,6 +486,7 @@ def train(options: TrainOptions) -> TrainResult:
     import yaml
 
     from physbody.train.callbacks import (
+        EntropySchedule,
         EpisodeTracker,
         PeriodicCheckpoint,
         StopOnRequest,
@@ -526,6 +538,10 @@ def train(options: TrainOptions) -> TrainResult:
             TorchThreadsPerPhase(os.cpu_count() or 1),
             *extra,
         ]
+        hp = settings.hyperparameters
+        if isinstance(hp, PPOSettings):
+            beta = DecaySchedule(initial=hp.beta, kind=hp.learning_rate_schedule, final=BETA_FINAL)
+            callbacks.append(EntropySchedule(beta, settings.max_steps))
         logger.info(
             "Training %s (%s, %s) from step %d to %d in %s",
             behavior,

@@ -69,3 +69,34 @@ def test_exported_policy_gives_the_env_actions(tmp_path):
     assert np.abs(policy(obs)).max() <= 1.0 and np.isclose(np.abs(policy(obs)).max(), 1.0)
     with pytest.raises(ValueError, match="action_scale must be > 0"):
         export_onnx(model, tmp_path / "bad.onnx", action_scale=0.0)
+
+
+def test_ml_agents_schedules_decay_linearly_to_their_floors():
+    from physbody.train.trainer import BETA_FINAL, EPSILON_FINAL, DecaySchedule
+
+    epsilon = DecaySchedule(initial=0.2, kind="linear", final=EPSILON_FINAL)
+    assert [epsilon(p) for p in (1.0, 0.5, 0.0, -0.1)] == pytest.approx([0.2, 0.15, 0.1, 0.1])
+    beta = DecaySchedule(initial=0.005, kind="linear", final=BETA_FINAL)
+    assert beta(0.25) == pytest.approx(0.25 * (0.005 - 1e-5) + 1e-5)
+    assert DecaySchedule(initial=3e-4, kind="constant")(0.1) == 3e-4
+    with pytest.raises(ValueError):
+        DecaySchedule(initial=1.0, kind="cosine")
+
+
+def test_ppo_clip_range_and_entropy_follow_the_schedules():
+    from physbody.train.callbacks import EntropySchedule
+    from physbody.train.settings import default_trainer_settings
+    from physbody.train.trainer import BETA_FINAL, DecaySchedule, build_model
+
+    settings = default_trainer_settings("CrawlerDynamic")
+    hp = settings.hyperparameters
+    venv = MLAgentsGaussianActions(DummyVecEnv([_Recorder]))
+    model = build_model(settings, venv, seed=0)
+    assert model.clip_range(1.0) == pytest.approx(hp.epsilon)
+    assert model.clip_range(0.0) == pytest.approx(0.1)
+    beta = DecaySchedule(initial=hp.beta, kind="linear", final=BETA_FINAL)
+    callback = EntropySchedule(beta, max_steps=1000)
+    callback.init_callback(model)
+    model.num_timesteps = 750
+    callback.on_rollout_end()
+    assert model.ent_coef == pytest.approx(0.25 * (hp.beta - BETA_FINAL) + BETA_FINAL)
