@@ -254,8 +254,13 @@ def render_view(
     distance: float,
     width: int,
     height: int,
+    *,
+    yaw: float = 45.0,
+    pitch: float = -25.0,
 ) -> NDArray[np.uint8] | None:
     """A camera looking at ``focus`` (world frame, metres) from ``distance`` metres.
+
+    ``yaw`` (about +z) and ``pitch`` (below the horizon when negative) are in degrees.
 
     Returns:
         For ``rgb_array`` an (height, width, 3) uint8 TinyRenderer frame; for ``human`` the
@@ -263,12 +268,12 @@ def render_view(
     """
     target = np.asarray(focus, dtype=np.float64).tolist()
     if render_mode == "human":
-        p.resetDebugVisualizerCamera(distance, 45.0, -25.0, target, physicsClientId=client)
+        p.resetDebugVisualizerCamera(distance, yaw, pitch, target, physicsClientId=client)
         return None
     if render_mode != "rgb_array":
         return None
     view = p.computeViewMatrixFromYawPitchRoll(
-        target, distance, 45.0, -25.0, 0.0, 2, physicsClientId=client
+        target, distance, yaw, pitch, 0.0, 2, physicsClientId=client
     )
     projection = p.computeProjectionMatrixFOV(
         60.0, width / height, 0.1, 200.0, physicsClientId=client

@@ -7,6 +7,7 @@ A thin shell over importable functions; tests call :func:`main` with an argument
     physbody train --run-id walker --resume
     physbody train --backend rllib --address auto --num-env-runners 8 --num-envs-per-runner 4
     physbody play results/ppo/CrawlerDynamic.onnx --episodes 3 --video crawler.mp4
+    physbody play Crawler-v0                         # the trained policy shipped with physbody
     physbody plot results/ppo
 
 ``physbody.train`` is imported only when a subcommand runs, so ``import physbody`` and
@@ -24,6 +25,7 @@ from collections.abc import Sequence
 __all__ = ["build_parser", "main"]
 
 _EXTRA_HINT = 'this command needs the training extra: pip install -c constraints.txt -e ".[train]"'
+_PLAY_HINT = 'physbody play needs the play extra (onnxruntime): pip install "physbody[play]"'
 _DISTRIBUTED_HINT = (
     "--backend rllib needs the distributed extra: "
     'pip install -c constraints.txt -e ".[distributed]"'
@@ -190,7 +192,11 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run an exported policy (deterministic actions, onnxruntime) and print each "
         "episode's return; optionally film it (imageio-ffmpeg's own ffmpeg, no system program).",
     )
-    play.add_argument("model", help="an .onnx policy written by physbody train")
+    play.add_argument(
+        "model",
+        help="an .onnx policy written by physbody train, or an environment id (Crawler-v0) "
+        "to play the trained policy shipped with physbody",
+    )
     play.add_argument(
         "--env",
         dest="env_id",
@@ -363,7 +369,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             "imageio_ffmpeg",
             "tqdm",
         ):
-            print(f"physbody {args.command}: error: {error}; {_EXTRA_HINT}", file=sys.stderr)
+            hint = _PLAY_HINT if args.command == "play" else _EXTRA_HINT
+            print(f"physbody {args.command}: error: {error}; {hint}", file=sys.stderr)
             return 1
         raise
     except (OSError, ValueError, RuntimeError) as error:

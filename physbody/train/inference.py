@@ -41,7 +41,7 @@ class OnnxPolicy:
             import onnxruntime
         except ImportError as error:
             raise ImportError(
-                'running an ONNX policy needs onnxruntime: pip install "physbody[train]"'
+                'running an ONNX policy needs onnxruntime: pip install "physbody[play]"'
             ) from error
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = 1

@@ -1,24 +1,30 @@
 """``physbody play``: run an exported ONNX policy in its environment, optionally filmed.
 
-Needs onnxruntime (and imageio-ffmpeg for ``video``, both in the training extra), not torch::
+Needs onnxruntime (and imageio-ffmpeg for ``video``: the ``play`` extra), not torch::
 
     from physbody.train.play import play
 
     returns = play("results/ppo/CrawlerDynamic.onnx", episodes=3, video="crawler.mp4")
+    returns = play("Crawler-v0")    # the policy shipped with the package, as ML-Agents' examples
+
+The package ships the final policy of each long run in ``envs/assets/policies`` under the
+behaviour's name (``Crawler-v0`` -> ``CrawlerDynamic.onnx``); :func:`shipped_policy` finds it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from importlib import resources
 from pathlib import Path
 
 import numpy as np
 from numpy.typing import NDArray
 
 from physbody.train.inference import OnnxPolicy
+from physbody.train.settings import behavior_name
 from physbody.train.video import VideoWriter
 
-__all__ = ["Policy", "play", "run_episodes"]
+__all__ = ["Policy", "play", "run_episodes", "shipped_policies", "shipped_policy"]
 
 #: A policy maps one observation to one action.
 Policy = Callable[[NDArray[np.float32]], NDArray[np.floating]]
@@ -32,6 +38,39 @@ def _check_env_id(env_id: str, where: str = "") -> None:
         raise ValueError(
             f"unknown environment {env_id!r}{where}; expected one of {', '.join(envs.ENV_IDS)}"
         )
+
+
+def _policies_dir() -> Path:
+    return Path(str(resources.files("envs") / "assets" / "policies"))
+
+
+def shipped_policies() -> dict[str, Path]:
+    """The ONNX policies shipped with the package: env id -> file, in ``envs.ENV_IDS`` order."""
+    import envs
+
+    found = {}
+    for env_id in envs.ENV_IDS:
+        path = _policies_dir() / f"{behavior_name(env_id)}.onnx"
+        if path.is_file():
+            found[env_id] = path
+    return found
+
+
+def shipped_policy(env_id: str) -> Path:
+    """The ONNX policy shipped for ``env_id`` (``envs/assets/policies/<behaviour>.onnx``).
+
+    Raises:
+        ValueError: when ``env_id`` is unknown or no policy is shipped for it; the message lists
+            the ids that have one.
+    """
+    _check_env_id(env_id)
+    shipped = shipped_policies()
+    if env_id not in shipped:
+        raise ValueError(
+            f"no trained policy is shipped for {env_id}; shipped: "
+            f"{', '.join(shipped) or 'none'} (or pass an .onnx file written by physbody train)"
+        )
+    return shipped[env_id]
 
 
 def run_episodes(
@@ -103,7 +142,7 @@ def run_episodes(
 
 
 def play(
-    model_path: str | Path,
+    model: str | Path,
     env_id: str | None = None,
     *,
     episodes: int = 5,
@@ -114,7 +153,9 @@ def play(
     """Runs an exported policy (deterministic actions) for ``episodes`` episodes.
 
     Args:
-        model_path: an ``.onnx`` file written by ``physbody train``.
+        model: an ``.onnx`` file written by ``physbody train``, or an environment id
+            (``"Crawler-v0"``) to play the policy shipped for it (:func:`shipped_policy`). A
+            file of that name in the working directory is not taken for an id.
         env_id: environment; None uses the ``env_id`` stored in the model.
         episodes: number of episodes.
         seed: seed of the first reset.
@@ -125,10 +166,16 @@ def play(
         The return of each episode.
 
     Raises:
-        FileNotFoundError: when ``model_path`` does not exist.
-        ValueError: when ``model_path`` is not an ONNX policy, the environment is unknown, or
-            its observation or action size differs from the model's.
+        FileNotFoundError: when ``model`` does not exist.
+        ValueError: when ``model`` is not an ONNX policy, names an environment without a
+            shipped policy, the environment is unknown, or its observation or action size
+            differs from the model's.
     """
+    import envs
+
+    model_path = Path(model)
+    if str(model) in envs.ENV_IDS and not model_path.exists():
+        model_path = shipped_policy(str(model))
     policy = OnnxPolicy(model_path)
     if env_id is None:
         env_id = policy.metadata.get("env_id")

@@ -50,6 +50,7 @@ def test_wheel_contains_the_urdfs(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     assert "envs/assets/urdf/crawler.urdf" in names
     assert "envs/assets/urdf/walker.urdf" in names
+    assert "envs/assets/policies/CrawlerDynamic.onnx" in names
     assert "physbody/py.typed" in names
     assert not any(name.startswith("tests/") for name in names)
 
