@@ -235,10 +235,13 @@ def build_model(settings: TrainerSettings, venv: Any, *, seed: int) -> Any:
         seed: seed of torch, numpy, Python's ``random`` and the environments (SB3 sets all).
 
     Returns:
-        ``stable_baselines3.PPO`` or ``stable_baselines3.SAC``.
+        :class:`~physbody.train.mlagents_ppo.MLAgentsPPO` (SB3's PPO with ML-Agents' update)
+        or ``stable_baselines3.SAC``.
     """
-    from stable_baselines3 import PPO, SAC
+    from stable_baselines3 import SAC
     from torch import nn
+
+    from physbody.train.mlagents_ppo import MLAgentsPPO
 
     network = settings.network_settings
     hidden = [network.hidden_units] * network.num_layers
@@ -247,7 +250,7 @@ def build_model(settings: TrainerSettings, venv: Any, *, seed: int) -> Any:
     schedule = DecaySchedule(initial=hp.learning_rate, kind=hp.learning_rate_schedule)
     num_envs = venv.num_envs
     if isinstance(hp, PPOSettings):
-        return PPO(
+        return MLAgentsPPO(
             "MlpPolicy",
             venv,
             learning_rate=schedule,
@@ -259,7 +262,7 @@ def build_model(settings: TrainerSettings, venv: Any, *, seed: int) -> Any:
             clip_range=DecaySchedule(
                 initial=hp.epsilon, kind=hp.learning_rate_schedule, final=EPSILON_FINAL
             ),
-            ent_coef=hp.beta,  # decayed by EntropySchedule, a callback of train()
+            ent_coef=hp.beta,  # per action dimension; decayed by EntropySchedule (train())
             policy_kwargs={"net_arch": {"pi": hidden, "vf": hidden}, "activation_fn": nn.SiLU},
             seed=seed,
             device="cpu",
@@ -430,8 +433,10 @@ def _resume_step(layout: RunLayout, manager: CheckpointManager) -> int:
 def _load_model(
     layout: RunLayout, step: int, settings: TrainerSettings, venv: Any, seed: int
 ) -> Any:
-    from stable_baselines3 import PPO, SAC
+    from stable_baselines3 import SAC
     from stable_baselines3.common.vec_env import VecNormalize
+
+    from physbody.train.mlagents_ppo import MLAgentsPPO
 
     if settings.network_settings.normalize:
         stats = layout.checkpoint(step, ".pkl")
@@ -441,7 +446,7 @@ def _load_model(
         else:
             logger.warning("No observation statistics at %s: starting them afresh.", stats)
             venv = _normalize(venv, settings)
-    algorithm = SAC if settings.trainer_type == "sac" else PPO
+    algorithm = SAC if settings.trainer_type == "sac" else MLAgentsPPO
     model = algorithm.load(layout.checkpoint(step, ".zip"), env=venv, device="cpu")
     replay = layout.checkpoint(step, ".replay.pkl")
     if settings.trainer_type == "sac" and replay.is_file():
