@@ -99,6 +99,7 @@ def draw_learning_curves(
     reference_label: str | None = None,
     size: tuple[float, float] = (8.0, 5.0),
     dpi: int = 100,
+    legend_loc: str = "best",
 ) -> Figure:
     """A figure of episode returns against environment steps, one colour per behavior.
 
@@ -113,6 +114,7 @@ def draw_learning_curves(
         reference_label: the reference line's legend entry; ``"reference"`` by default.
         size: figure width and height, inches.
         dpi: pixels per inch of a PNG.
+        legend_loc: where the legend goes, as matplotlib's ``loc`` (``"lower right"``, ...).
 
     Returns:
         A ``matplotlib.figure.Figure`` (Agg canvas); save it with :func:`save_figure` or
@@ -170,7 +172,7 @@ def draw_learning_curves(
     axes.xaxis.set_major_formatter(FuncFormatter(_format_steps))
     axes.set_xlim(left=0)
     axes.grid(True, alpha=0.3)
-    axes.legend(loc="best", title="shaded: mean ± 1 std", title_fontsize="small")
+    axes.legend(loc=legend_loc, title="shaded: mean ± 1 std", title_fontsize="small")
     if title:
         axes.set_title(title)
     return figure
