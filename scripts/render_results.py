@@ -3,13 +3,15 @@
 Run: ``python scripts/render_results.py``. For each benchmark behaviour, every run of it that
 has an ``episodes.csv`` is drawn into ``docs/<behaviour>_runs.png`` with ML-Agents' benchmark
 mean return as a dashed line, and one Markdown row per run is printed: the steps reached, the
-mean return of the last 100 episodes and the wall time on this machine. Wall time adds up the
+mean return of the last 100 episodes and the wall time on this machine. ``--readme`` also
+writes the table into README.md between its two ``runs table`` comment lines. Wall time adds up the
 gaps between consecutive episode ends of one process; gaps over five minutes (a run stopped
 and resumed later) are left out.
 """
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 import numpy as np
@@ -43,10 +45,27 @@ def wall_seconds(path: Path) -> float:
     return float(gaps[gaps < _STOP].sum())
 
 
+#: The README lines between which ``--readme`` writes the table.
+_TABLE_START = "<!-- runs table: python scripts/render_results.py --readme -->"
+_TABLE_END = "<!-- end of runs table -->"
+
+
+def write_table(readme: Path, rows: list[str]) -> None:
+    """Replaces the lines between the README's two table markers with ``rows``."""
+    text = readme.read_text(encoding="utf-8")
+    start, end = text.index(_TABLE_START) + len(_TABLE_START), text.index(_TABLE_END)
+    readme.write_text(text[:start] + "\n" + "\n".join(rows) + "\n" + text[end:], "utf-8")
+
+
 def main() -> None:
     """Writes docs/<behaviour>_runs.png per benchmark behaviour and prints the table."""
-    print("| behaviour | run | steps | mean return, last 100 episodes | wall time |")
-    print("| --- | --- | --- | --- | --- |")
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--readme", action="store_true", help="write the table into README.md")
+    args = parser.parse_args()
+    rows = [
+        "| behaviour | run | steps | mean return, last 100 episodes | wall time |",
+        "| --- | --- | --- | --- | --- |",
+    ]
     for behaviour, benchmark in BENCHMARKS.items():
         curves = {}
         for run, label in LABELS.items():
@@ -56,7 +75,7 @@ def main() -> None:
             steps, returns = read_episodes(episodes)
             curves[label] = (steps, returns)
             hours = wall_seconds(episodes) / 3600.0
-            print(
+            rows.append(
                 f"| {behaviour} | `runs/{run}`: {label} | {steps[-1] / 1e6:.2f}M "
                 f"| {returns[-100:].mean():.0f} | {hours:.1f} h |"
             )
@@ -71,6 +90,10 @@ def main() -> None:
         )
         path = save_figure(figure, DOCS / f"{behaviour}_runs.png")
         print(f"wrote {path.relative_to(ROOT)}")
+    print("\n".join(rows))
+    if args.readme:
+        write_table(ROOT / "README.md", rows)
+        print("wrote the table into README.md")
 
 
 if __name__ == "__main__":
