@@ -14,6 +14,11 @@ optimizer (``ppo/optimizer.py`` and ``ppo/trainer.py`` of mlagents 0.18) in five
   whole buffer (``+ 1e-10``).
 - **Gradient.** SB3 clips its global norm to 0.5; ML-Agents does not clip it.
 - **Adam's epsilon.** SB3: 1e-5; ML-Agents: TensorFlow's default, 1e-8.
+- **Initial weights.** SB3: orthogonal, gain sqrt(2) for hidden layers, 0.01 for the action
+  means, 1 for the value. ML-Agents (TensorFlow 1): ``variance_scaling(1.0)`` for hidden
+  layers and ``variance_scaling(0.01)`` for the action means (truncated normals of standard
+  deviation ``sqrt(scale / fan_in)``), Glorot-uniform for the value head; zero biases and
+  log sigma in both (:func:`init_mlagents_weights`).
 
 Minibatches: ML-Agents shuffles the buffer every epoch and takes ``buffer // batch_size`` full
 minibatches, dropping the rest; so does :class:`MLAgentsPPO` (SB3 would update on the rest).
@@ -35,7 +40,15 @@ from stable_baselines3.common.preprocessing import get_action_dim
 from stable_baselines3.common.utils import explained_variance
 from torch import Tensor
 
-__all__ = ["ADAM_EPSILON", "VALUE_COEFFICIENT", "MLAgentsPPO", "normalize_advantages", "ppo_losses"]
+__all__ = [
+    "ADAM_EPSILON",
+    "VALUE_COEFFICIENT",
+    "MLAgentsPPO",
+    "init_mlagents_weights",
+    "normalize_advantages",
+    "ppo_losses",
+    "variance_scaling_",
+]
 
 #: Weight of the value loss in ML-Agents' PPO loss.
 VALUE_COEFFICIENT = 0.5
@@ -43,6 +56,41 @@ VALUE_COEFFICIENT = 0.5
 ADAM_EPSILON = 1e-8
 #: ML-Agents' guard in the advantage normalisation.
 _ADVANTAGE_EPSILON = 1e-10
+#: Standard deviation of a standard normal truncated to [-2, 2] (TensorFlow's correction).
+_TRUNCATED_STD = 0.87962566103423978
+
+
+def variance_scaling_(weight: Tensor, scale: float) -> Tensor:
+    """TensorFlow 1's ``variance_scaling(scale)`` in place on a (fan_out, fan_in) weight.
+
+    A normal truncated at two of its standard deviations, scaled so that the values have a
+    standard deviation of ``sqrt(scale / fan_in)``.
+
+    Returns:
+        ``weight``.
+    """
+    std = math.sqrt(scale / weight.shape[1]) / _TRUNCATED_STD
+    return th.nn.init.trunc_normal_(weight, 0.0, std, -2.0 * std, 2.0 * std)
+
+
+def init_mlagents_weights(policy: Any) -> None:
+    """Re-initialises an SB3 ``ActorCriticPolicy`` of MLPs as ML-Agents 0.18 builds its networks.
+
+    Hidden layers: ``variance_scaling(1.0)``; action means: ``variance_scaling(0.01)``; value
+    head: Glorot-uniform; every bias zero; log sigma (if any) zero. In place, so an optimizer
+    built on the parameters keeps them.
+    """
+    with th.no_grad():
+        for layer in policy.mlp_extractor.modules():
+            if isinstance(layer, th.nn.Linear):
+                variance_scaling_(layer.weight, 1.0)
+                layer.bias.zero_()
+        variance_scaling_(policy.action_net.weight, 0.01)
+        policy.action_net.bias.zero_()
+        th.nn.init.xavier_uniform_(policy.value_net.weight)
+        policy.value_net.bias.zero_()
+        if isinstance(getattr(policy, "log_std", None), th.nn.Parameter):
+            policy.log_std.zero_()
 
 
 def normalize_advantages(advantages: NDArray[np.floating]) -> NDArray[np.floating]:
@@ -101,7 +149,8 @@ class MLAgentsPPO(PPO):
     Takes PPO's arguments; ``ent_coef`` is ML-Agents' ``beta`` (per action dimension),
     ``clip_range`` its ``epsilon``. ``vf_coef``, ``max_grad_norm``, ``normalize_advantage``,
     ``clip_range_vf`` and ``target_kl`` are ML-Agents' fixed choices and cannot be passed. Adam's
-    epsilon is 1e-8 unless ``policy_kwargs["optimizer_kwargs"]`` says otherwise.
+    epsilon is 1e-8 unless ``policy_kwargs["optimizer_kwargs"]`` says otherwise; a new model's
+    weights are ML-Agents' (:func:`init_mlagents_weights`; a loaded one keeps its own).
     """
 
     def __init__(self, policy: Any, env: Any, **kwargs: Any) -> None:
@@ -111,6 +160,7 @@ class MLAgentsPPO(PPO):
             raise TypeError(f"MLAgentsPPO fixes {', '.join(passed)} as ML-Agents' PPO does")
         policy_kwargs = dict(kwargs.pop("policy_kwargs", None) or {})
         policy_kwargs.setdefault("optimizer_kwargs", {"eps": ADAM_EPSILON})
+        policy_kwargs.setdefault("ortho_init", False)  # init_mlagents_weights replaces it
         super().__init__(
             policy,
             env,
@@ -120,6 +170,10 @@ class MLAgentsPPO(PPO):
             normalize_advantage=False,
             **kwargs,
         )
+
+    def _setup_model(self) -> None:
+        super()._setup_model()
+        init_mlagents_weights(self.policy)  # load() then overwrites them with the saved ones
 
     def train(self) -> None:
         """One ML-Agents PPO update on the collected rollout: ``n_epochs`` shuffled passes."""

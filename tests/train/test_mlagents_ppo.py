@@ -136,3 +136,34 @@ def test_a_partial_minibatch_is_dropped_as_ml_agents_does():
     model.learn(total_timesteps=48)
     assert len(steps) == 2  # one full minibatch of 32 per epoch; SB3 would also use the 16 left
     model.get_env().close()
+
+
+def test_a_new_model_starts_from_ml_agents_initial_weights():
+    venv = DummyVecEnv([lambda: gym.make("Crawler-v0")])
+    model = MLAgentsPPO(
+        "MlpPolicy",
+        venv,
+        n_steps=64,
+        batch_size=64,
+        policy_kwargs={"net_arch": {"pi": [512, 512], "vf": [512, 512]}},
+        seed=0,
+        device="cpu",
+    )
+    policy = model.policy
+    first, second = (layer.weight for layer in policy.mlp_extractor.policy_net[::2])
+    # variance_scaling(1.0): standard deviation sqrt(1 / fan_in), truncated at 2 / 0.8796 of it
+    for weight, fan_in in ((first, 142), (second, 512)):
+        values = weight.detach().numpy()
+        assert values.std() == pytest.approx(math.sqrt(1.0 / fan_in), rel=0.02)
+        assert np.abs(values).max() <= 2.0 * math.sqrt(1.0 / fan_in) / 0.8796257 + 1e-7
+    means = policy.action_net.weight.detach().numpy()  # variance_scaling(0.01)
+    assert means.std() == pytest.approx(math.sqrt(0.01 / 512), rel=0.05)
+    value = policy.value_net.weight.detach().numpy()  # Glorot-uniform, fan 512 + 1
+    bound = math.sqrt(6.0 / (512 + 1))
+    assert np.abs(value).max() <= bound and value.std() == pytest.approx(
+        bound / math.sqrt(3), rel=0.15
+    )
+    biases = [layer.bias for layer in policy.modules() if isinstance(layer, th.nn.Linear)]
+    assert all(float(bias.detach().abs().max()) == 0.0 for bias in biases)
+    assert float(policy.log_std.detach().abs().max()) == 0.0
+    venv.close()
