@@ -2,7 +2,7 @@
 
 SB3's PPO collects the rollout, computes GAE(lambda) and bootstraps time-limit ends from the
 last observation as ML-Agents' trainer does. Its update step differs from ML-Agents' TF
-optimizer (``ppo/optimizer.py`` and ``ppo/trainer.py`` of mlagents 0.18) in five places, which
+optimizer (``ppo/optimizer.py`` and ``ppo/trainer.py`` of mlagents 0.18) in six places, which
 :class:`MLAgentsPPO` replaces with ML-Agents' own:
 
 - **Entropy bonus.** SB3: ``ent_coef`` times the entropy summed over the action dimensions.

@@ -7,7 +7,7 @@ Needs onnxruntime (and imageio-ffmpeg for ``video``: the ``play`` extra), not to
     returns = play("results/ppo/CrawlerDynamic.onnx", episodes=3, video="crawler.mp4")
     returns = play("Crawler-v0")    # the policy shipped with the package, as ML-Agents' examples
 
-The package ships the final policy of each long run in ``envs/assets/policies`` under the
+The package ships the newest policy of each long run in ``envs/assets/policies`` under the
 behaviour's name (``Crawler-v0`` -> ``CrawlerDynamic.onnx``); :func:`shipped_policy` finds it.
 """
 
