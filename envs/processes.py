@@ -8,7 +8,9 @@ is one small pipe message to every worker and one reply with its infos.
 
 from __future__ import annotations
 
+import atexit
 import multiprocessing
+import signal
 import traceback
 from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection
@@ -103,6 +105,10 @@ class ProcessVectorEnv(VectorEnv):
             child.close()
             self._pipes.append(parent)
             self._processes.append(process)
+        # The workers ignore SIGTERM, so multiprocessing's own exit hook (SIGTERM, then an
+        # unbounded join) would wait for ever on workers of an env nobody closed. Registered
+        # after that hook, this one runs first. It holds the lists, not the env.
+        atexit.register(_shut_down, self._pipes, self._processes)
         try:
             self._collect()  # every worker has built its world
         except BaseException:
@@ -167,23 +173,7 @@ class ProcessVectorEnv(VectorEnv):
 
     def close_extras(self, **kwargs: Any) -> None:
         """Closes the workers' envs and ends the processes; safe to call twice."""
-        for pipe in self._pipes:
-            try:
-                pipe.send(("close", None))
-            except (BrokenPipeError, OSError):
-                pass
-        for pipe in self._pipes:
-            try:
-                if pipe.poll(5.0):
-                    pipe.recv()
-            except (EOFError, OSError):
-                pass
-            pipe.close()
-        for process in self._processes:
-            process.join(timeout=5.0)
-            if process.is_alive():
-                process.terminate()
-        self._pipes, self._processes = [], []
+        _shut_down(self._pipes, self._processes)
 
     # ---------------------------------------------------------------------------- helpers
     def _sizes(self) -> list[int]:
@@ -212,6 +202,34 @@ class ProcessVectorEnv(VectorEnv):
             raise RuntimeError("this env is closed")
 
 
+def _shut_down(
+    pipes: list[Connection], processes: list[multiprocessing.process.BaseProcess]
+) -> None:
+    """Asks every worker to close, waits up to 5 s for each, kills any still alive.
+
+    Empties both lists, so a second call does nothing.
+    """
+    for pipe in pipes:
+        try:
+            pipe.send(("close", None))
+        except OSError:  # the worker has gone already
+            pass
+    for pipe in pipes:
+        try:
+            if pipe.poll(5.0):
+                pipe.recv()
+        except (EOFError, OSError):
+            pass
+        pipe.close()
+    for process in processes:
+        process.join(timeout=5.0)
+        if process.is_alive():
+            process.kill()
+            process.join()
+    pipes.clear()
+    processes.clear()
+
+
 def _views(
     raw: dict[str, Any], num_envs: int, obs_size: int, action_size: int
 ) -> tuple[NDArray[Any], ...]:
@@ -235,7 +253,16 @@ def _worker(
     pipe: Connection,
     parent_pipe: Connection,
 ) -> None:
-    """A worker's loop: build the env, then serve reset / step / render / close requests."""
+    """A worker's loop: build the env, then serve reset / step / render / close requests.
+
+    SIGINT and SIGTERM are ignored: Ctrl-C in a terminal, ``pkill -f`` and batch schedulers
+    signal every process of the group, and the parent, which owns shutdown, still needs its
+    workers to finish the step in flight and to close cleanly after its final checkpoint. A
+    worker ends on "close", when the parent's end of the pipe closes (the parent died), or on
+    SIGKILL.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     parent_pipe.close()
     obs, actions, rewards, terminated, truncated = (
         view[where] for view in _views(raw, num_envs, obs_size, action_size)
@@ -251,7 +278,7 @@ def _worker(
     while True:
         try:
             command, payload = pipe.recv()
-        except (EOFError, KeyboardInterrupt):
+        except EOFError:
             break
         try:
             if command == "step":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -394,6 +395,32 @@ def test_two_processes_behave_as_one_native_env():
     split.close()
     split.close()
     native.close()
+
+
+def test_workers_ignore_group_signals_and_an_unclosed_env_still_exits():
+    """Workers outlive a SIGTERM to the group; the exit hook closes an env left open."""
+    code = (
+        "import os, signal, gymnasium as gym, envs\n"
+        "env = gym.make_vec('Crawler-v0', num_envs=2, num_workers=2)\n"
+        "env.reset(seed=0)\n"
+        "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+        "os.killpg(0, signal.SIGTERM)\n"
+        "env.step(env.action_space.sample())\n"  # the workers are still there
+        "print(*(process.pid for process in env._processes))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        start_new_session=True,
+    )
+    assert done.returncode == 0, done.stderr
+    pids = [int(word) for word in done.stdout.split()]
+    assert len(pids) == 2
+    for pid in pids:  # ended and reaped by the exit hook
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
 
 
 def test_stable_baselines3_ppo_trains_on_the_native_env():

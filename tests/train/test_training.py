@@ -227,14 +227,28 @@ def test_config_behaviour_warnings(tmp_path, caplog):
     assert "found: Hopper, WalkerStatic" in caplog.text
 
 
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
-def test_signal_saves_a_final_model_and_a_valid_status(tmp_path, write_config, signum):
+@pytest.mark.parametrize(
+    ("signum", "whole_group"),
+    [
+        (signal.SIGINT, False),
+        (signal.SIGTERM, False),
+        (signal.SIGINT, True),
+        (signal.SIGTERM, True),
+    ],
+    ids=["SIGINT", "SIGTERM", "SIGINT-group", "SIGTERM-group"],
+)
+def test_signal_saves_a_final_model_and_a_valid_status(tmp_path, write_config, signum, whole_group):
+    """A signal to the trainer, or to its whole group, stops it with a final checkpoint.
+
+    Ctrl-C in a terminal, ``pkill -f`` and batch schedulers signal every process of the group,
+    the two worker processes included.
+    """
     config = write_config(tmp_path, keep=3, interval=500, max_steps=1_000_000)
     results = tmp_path / "results"
     code = (
         "import sys\nfrom physbody.cli import main\n"
         f"sys.exit(main(['train', {str(config)!r}, '--results-dir', {str(results)!r}, "
-        "'--run-id', 'sig', '--num-envs', '2', '--no-progress-bar']))\n"
+        "'--run-id', 'sig', '--num-envs', '2', '--num-workers', '2', '--no-progress-bar']))\n"
     )
     process = subprocess.Popen(
         [sys.executable, "-c", code],
@@ -243,6 +257,7 @@ def test_signal_saves_a_final_model_and_a_valid_status(tmp_path, write_config, s
         stderr=subprocess.PIPE,
         text=True,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        start_new_session=True,
     )
     status_path = results / "sig" / "run_logs" / "training_status.json"
     deadline = time.monotonic() + 120
@@ -254,7 +269,10 @@ def test_signal_saves_a_final_model_and_a_valid_status(tmp_path, write_config, s
                 break
             time.sleep(0.2)
         assert process.poll() is None, process.communicate()
-        process.send_signal(signum)
+        if whole_group:
+            os.killpg(process.pid, signum)
+        else:
+            process.send_signal(signum)
         out, err = process.communicate(timeout=120)
     finally:
         if process.poll() is None:
