@@ -53,6 +53,9 @@ def test_wheel_contains_the_urdfs(wheel):
     assert "envs/assets/policies/CrawlerDynamic.onnx" in names
     assert "physbody/py.typed" in names
     assert not any(name.startswith("tests/") for name in names)
+    (metadata,) = (name for name in names if name.endswith(".dist-info/METADATA"))
+    assert "License-Expression: Apache-2.0" in zipfile.ZipFile(wheel).read(metadata).decode()
+    assert metadata.replace("METADATA", "licenses/LICENSE") in names
 
 
 def test_installed_wheel_makes_every_env_outside_the_repository(wheel, tmp_path):
