@@ -1,0 +1,77 @@
+"""scripts/time_horizon_check.py: its GAE is SB3's on segments and the plain sum on whole runs."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "time_horizon_check.py"
+GAMMA, LAMBDA = 0.995, 0.95
+
+
+@pytest.fixture(scope="module")
+def gae():
+    pytest.importorskip("stable_baselines3")
+    spec = importlib.util.spec_from_file_location("time_horizon_check", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.gae
+
+
+def _episodes(steps: int, agents: int, seed: int):
+    """Random rewards and values with terminations (no truncations): SB3's conventions."""
+    rng = np.random.default_rng(seed)
+    rewards = rng.normal(size=(steps, agents))
+    values = rng.normal(size=(steps + 1, agents))  # values[t]: before step t
+    ended = rng.random((steps, agents)) < 0.05
+    next_values = np.where(ended, 0.0, values[1:])
+    return rewards, values, next_values, ended
+
+
+def test_segments_match_sb3s_rollout_buffer(gae):
+    import torch as th
+    from gymnasium.spaces import Box
+    from stable_baselines3.common.buffers import RolloutBuffer
+
+    segment, segments, agents = 20, 3, 4
+    rewards, values, next_values, ended = _episodes(segment * segments, agents, seed=0)
+    ours = gae(rewards, values[:-1], next_values, ended, GAMMA, LAMBDA, segment)
+    space = Box(-1.0, 1.0, (1,))
+    for k in range(segments):
+        buffer = RolloutBuffer(segment, space, space, gamma=GAMMA, gae_lambda=LAMBDA, n_envs=agents)
+        for t in range(k * segment, (k + 1) * segment):
+            starts = ended[t - 1] if t > 0 else np.ones(agents, dtype=bool)
+            buffer.add(
+                np.zeros((agents, 1)),
+                np.zeros((agents, 1)),
+                rewards[t],
+                starts.astype(np.float32),
+                th.as_tensor(values[t]),
+                th.zeros(agents),
+            )
+        last = (k + 1) * segment
+        buffer.compute_returns_and_advantage(
+            th.as_tensor(values[last]), ended[last - 1].astype(np.float32)
+        )
+        np.testing.assert_allclose(
+            buffer.advantages, ours[k * segment : last], rtol=1e-5, atol=1e-5
+        )
+
+
+def test_whole_runs_are_the_discounted_sum_of_td_errors(gae):
+    rewards, values, next_values, ended = _episodes(60, 3, seed=1)
+    ours = gae(rewards, values[:-1], next_values, ended, GAMMA, LAMBDA, None)
+    deltas = rewards + GAMMA * next_values - values[:-1]
+    for agent in range(3):
+        for t in range(60):
+            total, weight = 0.0, 1.0
+            for s in range(t, 60):
+                total += weight * deltas[s, agent]
+                if ended[s, agent]:
+                    break
+                weight *= GAMMA * LAMBDA
+            assert ours[t, agent] == pytest.approx(total, rel=1e-9, abs=1e-9)
