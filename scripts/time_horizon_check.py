@@ -2,7 +2,7 @@
 
 ML-Agents (``time_horizon: 1000``, episodes of at most 1000 decisions) computes GAE over whole
 episodes. ``physbody train`` runs SB3's PPO, whose rollout gives each agent
-``buffer_size / num_envs`` steps (20240 / 64 = 316 for the Crawler) and bootstraps the GAE of
+``buffer_size / num_envs`` steps (20240 / 80 = 253 for the Crawler) and bootstraps the GAE of
 the last steps of each segment from the value of the state where the segment is cut. This
 script plays a trained checkpoint (stochastic actions, as in training) and computes both
 advantages on the same data::
@@ -58,7 +58,9 @@ def main() -> None:
     parser.add_argument("checkpoint", help="checkpoint path without extension (.zip and .pkl)")
     parser.add_argument("--env", default="Crawler-v0", choices=sorted(BEHAVIOR_NAMES))
     parser.add_argument("--agents", type=int, default=16)
-    parser.add_argument("--segment", type=int, default=316, help="SB3 steps per agent")
+    parser.add_argument(
+        "--segment", type=int, help="steps per agent and rollout (default: the checkpoint's)"
+    )
     parser.add_argument("--segments", type=int, default=4, help="segments compared")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
@@ -71,6 +73,7 @@ def main() -> None:
     )
     venv.training = False
     model = MLAgentsPPO.load(args.checkpoint + ".zip", env=venv, device="cpu")
+    segment = args.segment or model.n_steps
     model.set_random_seed(args.seed)
     venv.seed(args.seed)
 
@@ -79,7 +82,7 @@ def main() -> None:
             tensor = th.as_tensor(obs, dtype=th.float32)
             return model.policy.predict_values(tensor).numpy().astype(np.float64).ravel()
 
-    compared = args.segment * args.segments
+    compared = segment * args.segments
     steps = compared + 300  # (gamma * lambda)^300 < 1e-7: the tail past the data is negligible
     shape = (steps, args.agents)
     values, rewards, next_values = np.zeros(shape), np.zeros(shape), np.zeros(shape)
@@ -99,7 +102,7 @@ def main() -> None:
     venv.close()
 
     whole = gae(rewards, values, next_values, ended, gamma, lam, None)[:compared]
-    cut = gae(rewards, values, next_values, ended, gamma, lam, args.segment)[:compared]
+    cut = gae(rewards, values, next_values, ended, gamma, lam, segment)[:compared]
     difference = cut - whole
     scale = whole.std()
     print(f"{args.agents} agents x {compared} steps, {ended[:compared].sum()} episode ends, "
@@ -107,9 +110,9 @@ def main() -> None:
     print(f"correlation(segments, whole): {np.corrcoef(cut.ravel(), whole.ravel())[0, 1]:.5f}")
     print(f"rms difference / std of whole: {np.sqrt((difference**2).mean()) / scale:.4f}")
     print(f"samples whose sign differs: {100 * (np.sign(cut) != np.sign(whole)).mean():.2f}%")
-    position = np.arange(compared) % args.segment
-    for low, high in [(0, args.segment - 66), (args.segment - 66, args.segment - 26),
-                      (args.segment - 26, args.segment)]:  # fmt: skip
+    position = np.arange(compared) % segment
+    for low, high in [(0, segment - 66), (segment - 66, segment - 26),
+                      (segment - 26, segment)]:  # fmt: skip
         rows = (position >= low) & (position < high)
         rms = np.sqrt((difference[rows] ** 2).mean()) / scale
         print(f"segment steps {low}-{high}: rms difference / std = {rms:.4f}")
