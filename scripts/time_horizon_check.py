@@ -74,6 +74,8 @@ def main() -> None:
     venv.training = False
     model = MLAgentsPPO.load(args.checkpoint + ".zip", env=venv, device="cpu")
     segment = args.segment or model.n_steps
+    if segment <= 66:
+        parser.error(f"--segment must be > 66 steps (the bands printed), got {segment}")
     model.set_random_seed(args.seed)
     venv.seed(args.seed)
 
