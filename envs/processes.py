@@ -9,6 +9,7 @@ is one small pipe message to every worker and one reply with its infos.
 from __future__ import annotations
 
 import atexit
+import functools
 import multiprocessing
 import signal
 import traceback
@@ -58,6 +59,7 @@ class ProcessVectorEnv(VectorEnv):
     ) -> None:
         self._pipes: list[Connection] = []
         self._processes: list[multiprocessing.process.BaseProcess] = []
+        self._exit_hook = functools.partial(_shut_down, self._pipes, self._processes)
         if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
         if not 1 <= num_workers <= num_envs:
@@ -107,8 +109,9 @@ class ProcessVectorEnv(VectorEnv):
             self._processes.append(process)
         # The workers ignore SIGTERM, so multiprocessing's own exit hook (SIGTERM, then an
         # unbounded join) would wait for ever on workers of an env nobody closed. Registered
-        # after that hook, this one runs first. It holds the lists, not the env.
-        atexit.register(_shut_down, self._pipes, self._processes)
+        # after that hook, this one runs first. It holds the lists, not the env, and is this
+        # env's own object (a partial compares by identity), so closing unregisters just it.
+        atexit.register(self._exit_hook)
         try:
             self._collect()  # every worker has built its world
         except BaseException:
@@ -173,7 +176,8 @@ class ProcessVectorEnv(VectorEnv):
 
     def close_extras(self, **kwargs: Any) -> None:
         """Closes the workers' envs and ends the processes; safe to call twice."""
-        _shut_down(self._pipes, self._processes)
+        atexit.unregister(self._exit_hook)
+        self._exit_hook()
 
     # ---------------------------------------------------------------------------- helpers
     def _sizes(self) -> list[int]:

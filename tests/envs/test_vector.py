@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import subprocess
 import sys
+import weakref
 
 import gymnasium as gym
 import numpy as np
@@ -421,6 +423,25 @@ def test_workers_ignore_group_signals_and_an_unclosed_env_still_exits():
     for pid in pids:  # ended and reaped by the exit hook
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
+
+
+def test_closing_an_env_releases_its_exit_hook_and_keeps_the_others():
+    """The exit hook of a closed env is unregistered (freed), the open envs' hooks stay."""
+    made = [gym.make_vec("Crawler-v0", num_envs=2, num_workers=2) for _ in range(3)]
+    hooks = [weakref.ref(env._exit_hook) for env in made]
+    made[1].close()
+    made[1].close()
+    del made[1]
+    gc.collect()
+    assert hooks[1]() is None  # atexit no longer holds it
+    assert hooks[0]() is not None and hooks[2]() is not None
+    for env in made:  # the others still run, and close as usual
+        env.reset(seed=0)
+        env.step(env.action_space.sample())
+        env.close()
+    del made, env
+    gc.collect()
+    assert all(hook() is None for hook in hooks)
 
 
 def test_stable_baselines3_ppo_trains_on_the_native_env():
