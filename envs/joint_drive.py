@@ -125,6 +125,11 @@ class JointDriveController:
         self.strength_ratio = np.zeros(len(actuated))
         self.all_joint_indices = tuple(joints.values())
 
+    @property
+    def joint_part(self) -> NDArray[np.intp]:
+        """(joints,) index into the actuated parts of each joint in ``joint_indices``."""
+        return self._joint_part.copy()
+
     def position_gain(self, spring: float, damper: float) -> float:
         """PyBullet position gain equivalent to an implicit spring-damper over one step."""
         kdt = spring * self._timestep
