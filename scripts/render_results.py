@@ -32,6 +32,7 @@ LABELS = {
     "CrawlerDynamic": "ML-Agents' PPO (actions, decays, update)",
     "CrawlerStatic": "ML-Agents' PPO (actions, decays, update)",
     "WalkerDynamic": "ML-Agents' PPO (actions, decays, update)",
+    "WalkerDynamic-cut": "the same from 1.40M, checkpoints lost (records only)",
 }
 
 #: A gap between episode ends longer than this (seconds) is a stop, not training.
