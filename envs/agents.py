@@ -33,11 +33,13 @@ from envs.joint_drive import JointDriveController
 from envs.observation import observation_spaces, raycast_fractions
 from envs.rewards import RewardNaNError
 from envs.scene import (
+    DRAG,
     TIMESTEP,
     OrientationCubes,
     SceneDescription,
     Targets,
     connect_world,
+    drag_factor,
     render_view,
 )
 from envs.world import build_platforms, check_counts
@@ -194,6 +196,7 @@ class LocomotionAgents(abc.ABC):
         self.render_mode = render_mode
         self._width, self._height = width, height
         self.dt = TIMESTEP * frame_skip
+        self._drag = drag_factor(DRAG, TIMESTEP, frame_skip)
         self.metadata = {**type(self).metadata, "render_fps": round(1.0 / self.dt)}
 
         self._closed = True
@@ -333,6 +336,7 @@ class LocomotionAgents(abc.ABC):
             RewardNaNError: when a reward term comes out NaN (naming the agent in a batch).
         """
         client, targets = self._client, self.targets
+        self._apply_drag()
         JointDriveController.apply_all([agent.drive for agent in self._agents], actions)
         count = len(self._agents)
         steps = self._frame_skip
@@ -379,6 +383,33 @@ class LocomotionAgents(abc.ABC):
         if live:
             self._finish(np.array(live, dtype=np.intp), steps, decision)
         return decision.rewards, decision.terminated, decision.terms
+
+    def _apply_drag(self) -> None:
+        """Unity's drag over one decision on every robot, applied before its first step.
+
+        PhysX scales each part's linear and angular velocity by ``1 - DRAG * dt`` at every
+        physics step (``envs.scene.DRAG``). All parts having the same drag, that is the same
+        factor on the robot's generalised velocities (the base's twist and the joint rates),
+        which every part's velocity is linear in. The decision's ``frame_skip`` factors are
+        applied at once: per robot, two reads and two writes.
+        """
+        factor, client, joints = self._drag, self._client, self._links.joint_indices
+        for robot in self._robots:
+            linear, angular = p.getBaseVelocity(robot, physicsClientId=client)
+            states = p.getJointStates(robot, joints, physicsClientId=client)
+            p.resetBaseVelocity(
+                robot,
+                [factor * v for v in linear],
+                [factor * w for w in angular],
+                physicsClientId=client,
+            )
+            p.resetJointStatesMultiDof(
+                robot,
+                joints,
+                [[state[0]] for state in states],
+                targetVelocities=[[factor * state[1]] for state in states],
+                physicsClientId=client,
+            )
 
     def _read_step(self, k: int, live: list[int], decision: _Decision) -> None:
         """Physics step ``k``'s reads of the running agents into ``decision``'s tables.

@@ -2,10 +2,11 @@
 
 Physics follows the seed scenes' ``ProjectSettingsOverrides``: 1/75 s per physics step,
 gravity 14.715 m/s^2 (1.5 g) along -z, 12 solver iterations; Unity's default material on every
-collider (friction 0.6, no bounce; see :data:`FRICTION`), linear and angular damping 0.05 (the
-parts' drag). Frames are PyBullet's (z up; see ``envs.body``). The floor's top surface is at
-z = 0. With several agents, agent k's platform is translated by ``platform_offsets(...)[k]``
-(on a grid, 10 m between neighbouring platforms); a single env's platform is at the origin.
+collider (friction 0.6, no bounce; see :data:`FRICTION`), the parts' drag 0.05 as PhysX
+applies it (see :data:`DRAG`). Frames are PyBullet's (z up; see ``envs.body``). The floor's top
+surface is at z = 0. With several agents, agent k's platform is translated by
+``platform_offsets(...)[k]`` (on a grid, 10 m between neighbouring platforms); a single env's
+platform is at the origin.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import pybullet as p
 from numpy.typing import ArrayLike, NDArray
 
 __all__ = [
-    "DAMPING",
+    "DRAG",
     "FRICTION",
     "GRAVITY",
     "SOLVER_ITERATIONS",
@@ -30,6 +31,7 @@ __all__ = [
     "SceneDescription",
     "Targets",
     "connect_world",
+    "drag_factor",
     "dynamic_platform",
     "platform_offsets",
     "render_view",
@@ -49,7 +51,12 @@ UNITY_FRICTION = 0.6
 FRICTION = math.sqrt(UNITY_FRICTION)
 #: Unity's default bounciness is 0 (combine Average); Bullet multiplies: 0 either way.
 RESTITUTION = 0.0
-DAMPING = 0.05  # Rigidbody drag and angularDrag
+#: Every body part's Rigidbody drag and angularDrag, 1/s. PhysX scales a body's linear and
+#: angular velocity by ``max(0, 1 - drag * dt)`` at every step: a drag linear in the speed.
+#: Bullet's multibody damping ``k`` is ``k * (1 + |v|)`` on each link instead (a quadratic term
+#: PhysX lacks: at 3 m/s it is 4 times Unity's drag, at 30 rad/s 31 times), so the robots get
+#: Bullet damping 0 and ``envs.agents`` applies :func:`drag_factor` to their velocities.
+DRAG = 0.05
 TARGET_FALL_DISTANCE = 5.0  # m below its start before a target respawns
 PLATFORM_GAP = 10.0  # m between the outer walls of neighbouring agents' platforms
 
@@ -203,6 +210,20 @@ def platform_offsets(
     return offsets
 
 
+def drag_factor(drag: float, timestep: float, steps: int) -> float:
+    """The factor PhysX's damping leaves on a body's velocities after ``steps`` physics steps.
+
+    Args:
+        drag: Rigidbody drag (or angularDrag), 1/s, >= 0.
+        timestep: physics step, s.
+        steps: physics steps, >= 0.
+
+    Returns:
+        ``max(0, 1 - drag * timestep) ** steps``: each step's factor, compounded.
+    """
+    return max(0.0, 1.0 - drag * timestep) ** steps
+
+
 def apply_unity_material(body: int, link: int, client: int) -> None:
     """Gives one collider Unity's default material as Bullet combines it (see ``FRICTION``)."""
     p.changeDynamics(
@@ -230,7 +251,11 @@ def static_box(
 
 
 def target_box(client: int, start: Sequence[float], size: float, mass: float) -> int:
-    """A target: a green cube of edge ``size`` (m) and ``mass`` (kg) at ``start``; its id."""
+    """A target: a green cube of edge ``size`` (m) and ``mass`` (kg) at ``start``; its id.
+
+    Unity's target has drag 0; Bullet's default damping (0.04 with its quadratic term, see
+    :data:`DRAG`) is set to 0. Its angularDrag (Unity's default 0.05) is left out.
+    """
     half = (size / 2.0,) * 3
     body = p.createMultiBody(
         baseMass=mass,
@@ -244,6 +269,7 @@ def target_box(client: int, start: Sequence[float], size: float, mass: float) ->
         physicsClientId=client,
     )
     apply_unity_material(body, -1, client)
+    p.changeDynamics(body, -1, linearDamping=0.0, angularDamping=0.0, physicsClientId=client)
     return body
 
 

@@ -2,8 +2,9 @@
 
 :func:`build_platforms` lays every agent's floor, walls, robot and target on its platform
 (``envs.scene.platform_offsets``), agent by agent, and gives each robot's parts Unity's
-material, the parts' drag and the joint tree's collision filter. What it returns is plain
-data: the ids and positions the step loop (``envs.agents``) works with.
+material and the joint tree's collision filter, with Bullet's damping off (the step loop,
+``envs.agents``, applies the parts' drag). What it returns is plain data: the ids and
+positions the step loop works with.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from numpy.typing import NDArray
 
 from envs.body import BodyDescription, BodyLinks
 from envs.scene import (
-    DAMPING,
     SceneDescription,
     apply_unity_material,
     platform_offsets,
@@ -120,12 +120,14 @@ def check_counts(**counts: int) -> None:
 
 
 def prepare_robot(client: int, robot: int, links: BodyLinks) -> None:
-    """Unity's material, the parts' drag and the joint tree's collision filter on one robot."""
+    """Unity's material, no Bullet damping and the joint tree's collision filter on one robot.
+
+    Bullet's damping (a multibody's, set through any of its links) is 0: it is not Unity's drag
+    (see ``envs.scene.DRAG``), which the step loop applies instead.
+    """
     for link in links.part_links:
         apply_unity_material(robot, link, client)
-        p.changeDynamics(
-            robot, link, linearDamping=DAMPING, angularDamping=DAMPING, physicsClientId=client
-        )
+    p.changeDynamics(robot, -1, linearDamping=0.0, angularDamping=0.0, physicsClientId=client)
     # Jointed parts do not collide (Unity's enableCollision 0); other pairs do. PyBullet's
     # parent exclusion sees the massless helper links between two parts, so the part pairs
     # joined through a revolute chain are excluded here explicitly.
