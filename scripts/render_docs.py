@@ -4,12 +4,13 @@ Run: ``python scripts/render_docs.py``. Each env is reset with a fixed seed and 
 mid-range joint targets at half strength so the body has landed, then one ``rgb_array``
 frame (TinyRenderer, headless) is written as PNG with imageio (the training extra).
 
-``python scripts/render_docs.py --gif`` also films the shipped Crawler policy
-(``physbody play Crawler-v0``) walking to its targets into ``docs/crawler_trained.gif``: one
-frame per decision at the env's real-time rate, each frame quantised to its own palette by
-Pillow (through imageio). Its camera, unlike the env's own, keeps the target in the picture: it
-looks at the midpoint of the body and the target from a distance that grows with their
-separation, both smoothed so that a target's jump pans the view instead of cutting it.
+``python scripts/render_docs.py --gif`` also films the shipped Crawler and Walker policies
+(``physbody play Crawler-v0``, ``Walker-v0``; those that are shipped) walking to their targets into
+``docs/crawler_trained.gif`` and ``docs/walker_trained.gif``: one frame per decision at the
+env's real-time rate, each frame quantised to its own palette by Pillow (through imageio). The
+camera, unlike the env's own, keeps the target in the picture: it looks at the midpoint of the
+body and the target from a distance that grows with their separation, both smoothed so that a
+target's jump pans the view instead of cutting it.
 """
 
 from __future__ import annotations
@@ -26,6 +27,9 @@ import envs  # noqa: F401  (registers the ids)
 from envs.scene import render_view
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
+
+#: The env ids whose shipped policies ``--gif`` films, and their GIFs in docs/.
+GIFS = {"Crawler-v0": "crawler_trained.gif", "Walker-v0": "walker_trained.gif"}
 
 
 def render(env_id: str, path: Path, steps: int = 12) -> None:
@@ -81,18 +85,24 @@ def film_shipped_policy(
 
 
 def main() -> None:
-    """Renders docs/crawler.png and docs/walker.png (and with ``--gif`` the trained Crawler)."""
+    """Renders docs/crawler.png and docs/walker.png (and with ``--gif`` the trained bodies)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--gif", action="store_true", help="film the shipped Crawler policy")
+    parser.add_argument("--gif", action="store_true", help="film the shipped policies")
     args = parser.parse_args()
     DOCS.mkdir(exist_ok=True)
     render("Crawler-v0", DOCS / "crawler.png")
     render("Walker-v0", DOCS / "walker.png", steps=3)
     print(f"wrote {DOCS / 'crawler.png'} and {DOCS / 'walker.png'}")
     if args.gif:
-        gif = DOCS / "crawler_trained.gif"
-        total = film_shipped_policy("Crawler-v0", gif)
-        print(f"wrote {gif} ({gif.stat().st_size / 1e6:.1f} MB, return {total:.1f})")
+        from physbody.train.play import shipped_policies
+
+        for env_id, name in GIFS.items():
+            if env_id not in shipped_policies():
+                print(f"no policy is shipped for {env_id}: {name} not filmed")
+                continue
+            total = film_shipped_policy(env_id, DOCS / name)
+            size = (DOCS / name).stat().st_size / 1e6
+            print(f"wrote {DOCS / name} ({size:.1f} MB, return {total:.1f})")
 
 
 if __name__ == "__main__":
