@@ -1,9 +1,9 @@
 """Unity's drag: every part loses velocity at PhysX's rate, linear in the speed.
 
 PhysX scales a body's linear and angular velocity by ``1 - drag * dt`` at every physics step
-(Rigidbody drag and angularDrag 0.05 on every part, spec 1.2). Bullet's multibody damping
-would add a term growing with the speed. The bodies here fly in empty space without gravity
-and without motor force, so that the drag is the only force on them.
+(Rigidbody drag and angularDrag 0.05 on every part: the spec's "Common physics"). Bullet's
+multibody damping would add a term growing with the speed. The bodies here fly in empty space
+without gravity and without motor force, so that the drag is the only force on them.
 """
 
 from __future__ import annotations
