@@ -39,6 +39,7 @@ LABELS = {
     "WalkerDynamic": "ML-Agents' PPO (actions, decays, update)",
     "WalkerDynamic-cut": "the same from 1.40M, checkpoints lost (records only)",
     "WalkerDynamic-cut2": "the same from 1.40M again, checkpoints lost (records only)",
+    "WalkerDynamic-drag": "ML-Agents' PPO (actions, decays, update) under Unity's drag",
 }
 
 #: A gap between episode ends longer than this (seconds) is a stop, not training.
