@@ -36,10 +36,18 @@ def _returns(env_id: str, act, seed: int) -> float:
         env.close()
 
 
-def test_the_crawler_policy_is_shipped_under_its_behaviour_name():
+@pytest.mark.parametrize(
+    ("env_id", "behaviour"),
+    [
+        ("Crawler-v0", "CrawlerDynamic"),
+        ("CrawlerStatic-v0", "CrawlerStatic"),
+        ("Walker-v0", "WalkerDynamic"),
+    ],
+)
+def test_the_trained_policies_are_shipped_under_their_behaviour_names(env_id, behaviour):
     shipped = shipped_policies()
-    assert "Crawler-v0" in shipped
-    assert shipped["Crawler-v0"].name == "CrawlerDynamic.onnx"
+    assert env_id in shipped
+    assert shipped[env_id].name == f"{behaviour}.onnx"
     assert set(shipped) <= set(envs.ENV_IDS)
 
 
