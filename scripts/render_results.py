@@ -82,6 +82,7 @@ class RunStatistics:
         million_means: (k,) mean return of the episodes ended in each million steps,
             ``[0, 1M)``, ``[1M, 2M)``, ..., the last one as far as the run went (a million with
             no episode end is NaN).
+        last_million_mean: mean return of the episodes ended in the last million steps.
         last_million_full: share of the episodes ended in the last million steps that ran
             their full 1000 decisions, in [0, 1].
         last_million_full_mean: their mean return (NaN if there were none).
@@ -90,6 +91,7 @@ class RunStatistics:
 
     first_at_benchmark: float | None
     million_means: NDArray[np.float64]
+    last_million_mean: float
     last_million_full: float
     last_million_full_mean: float
     last_million_short_mean: float
@@ -135,6 +137,7 @@ def run_statistics(
     return RunStatistics(
         first_at_benchmark=first,
         million_means=million_means,
+        last_million_mean=_mean(returns[last]),
         last_million_full=float(full.sum() / last.sum()),
         last_million_full_mean=_mean(returns[full]),
         last_million_short_mean=_mean(returns[last & ~full]),
@@ -148,7 +151,8 @@ def describe(run: str, statistics: RunStatistics, benchmark: float) -> str:
     means = ", ".join(f"{m:.0f}" for m in statistics.million_means)
     return (
         f"runs/{run}: 100-episode mean first >= {benchmark:.0f} {reached}; "
-        f"1M-step means: {means}; last 1M: {statistics.last_million_full:.0%} full-length "
+        f"1M-step means: {means}; last 1M: mean {statistics.last_million_mean:.0f}, "
+        f"{statistics.last_million_full:.0%} full-length "
         f"episodes (mean {statistics.last_million_full_mean:.0f}), the others mean "
         f"{statistics.last_million_short_mean:.0f}"
     )

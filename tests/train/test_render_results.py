@@ -43,13 +43,14 @@ def test_million_means_and_the_last_millions_full_and_short_episodes(script):
     stats = script.run_statistics(steps, returns, lengths, benchmark=1e9)
     np.testing.assert_allclose(stats.million_means, [2.0, 10.0, 30.0, 53.5])
     # The last million is (2.1M, 3.1M]: 2.6M (short), 3.05M (full), 3.1M (short).
+    assert stats.last_million_mean == pytest.approx(49.0)
     assert stats.last_million_full == pytest.approx(1 / 3)
     assert stats.last_million_full_mean == 100.0
     assert stats.last_million_short_mean == pytest.approx(23.5)
     line = script.describe("CrawlerDynamic-x", stats, 800.0)
     assert line.startswith("runs/CrawlerDynamic-x: 100-episode mean first >= 800 never;")
     assert "1M-step means: 2, 10, 30, 54;" in line
-    assert "last 1M: 33% full-length episodes (mean 100), the others mean 24" in line
+    assert "last 1M: mean 49, 33% full-length episodes (mean 100), the others mean 24" in line
 
 
 def test_a_million_without_an_episode_end_is_nan(script):
