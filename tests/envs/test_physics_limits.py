@@ -2,23 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 from envs.crawler import CRAWLER
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "physics_limits.py"
-
 
 @pytest.fixture(scope="module")
-def script():
-    spec = importlib.util.spec_from_file_location("physics_limits", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+def script(load_script):
+    module = load_script("physics_limits")
     return module
 
 

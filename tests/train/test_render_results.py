@@ -2,22 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "render_results.py"
-
 
 @pytest.fixture(scope="module")
-def script():
+def script(load_script):
     pytest.importorskip("matplotlib")
-    spec = importlib.util.spec_from_file_location("render_results", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_script("render_results")
     return module
 
 

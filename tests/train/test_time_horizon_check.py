@@ -2,23 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "time_horizon_check.py"
 GAMMA, LAMBDA = 0.995, 0.95
 
 
 @pytest.fixture(scope="module")
-def gae():
+def gae(load_script):
     pytest.importorskip("stable_baselines3")
-    spec = importlib.util.spec_from_file_location("time_horizon_check", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_script("time_horizon_check")
     return module.gae
 
 
