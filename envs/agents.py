@@ -42,7 +42,7 @@ from envs.scene import (
     drag_factor,
     render_view,
 )
-from envs.world import build_platforms, check_counts
+from envs.world import build_platforms, check_counts, check_rates, scale_robot_velocities
 from physbody import PhysicsBodySensor, PhysicsSensorSettings, transforms
 
 __all__ = ["Agent", "LocomotionAgents"]
@@ -151,6 +151,7 @@ class LocomotionAgents(abc.ABC):
         joint_damper: float = 3000.0,
         joint_max_force: float = 10000.0,
         prefab_drive: tuple[float, float, float] = (0.0, 0.0, 0.0),
+        drag: float = DRAG,
         render_mode: str | None = None,
         width: int = 480,
         height: int = 480,
@@ -163,10 +164,12 @@ class LocomotionAgents(abc.ABC):
             frame_skip: physics steps per decision.
             sensor_settings: body-part observations; ``default_sensor_settings()`` if None.
             urdf: a replacement body URDF with the same link and joint names.
-            joint_spring: JointDriveController ``maxJointSpring``, N*m/rad.
-            joint_damper: JointDriveController ``jointDampen``, N*m*s/rad.
-            joint_max_force: JointDriveController ``maxJointForceLimit``, N*m.
+            joint_spring: JointDriveController ``maxJointSpring``, N*m/rad, finite and >= 0.
+            joint_damper: JointDriveController ``jointDampen``, N*m*s/rad, finite and >= 0.
+            joint_max_force: JointDriveController ``maxJointForceLimit``, N*m, finite and >= 0.
             prefab_drive: ``(spring, damper, max_force)`` of the drive at reset.
+            drag: every part's Rigidbody drag and angularDrag, 1/s, finite and >= 0
+                (``envs.scene.DRAG``; 0 turns it off).
             render_mode: None, or one of ``metadata["render_modes"]``.
             width: rgb_array frame width in pixels.
             height: rgb_array frame height in pixels.
@@ -181,6 +184,12 @@ class LocomotionAgents(abc.ABC):
                 f"render_mode must be one of {self.metadata['render_modes']} or None, "
                 f"got {render_mode!r}"
             )
+        check_rates(
+            drag=drag,
+            joint_spring=joint_spring,
+            joint_damper=joint_damper,
+            joint_max_force=joint_max_force,
+        )
         if sensor_settings is None:
             sensor_settings = default_sensor_settings()
         if not isinstance(sensor_settings, PhysicsSensorSettings):
@@ -196,7 +205,7 @@ class LocomotionAgents(abc.ABC):
         self.render_mode = render_mode
         self._width, self._height = width, height
         self.dt = TIMESTEP * frame_skip
-        self._drag = drag_factor(DRAG, TIMESTEP, frame_skip)
+        self._drag_factor = drag_factor(float(drag), TIMESTEP, frame_skip)
         self.metadata = {**type(self).metadata, "render_fps": round(1.0 / self.dt)}
 
         self._closed = True
@@ -385,31 +394,18 @@ class LocomotionAgents(abc.ABC):
         return decision.rewards, decision.terminated, decision.terms
 
     def _apply_drag(self) -> None:
-        """Unity's drag over one decision on every robot, applied before its first step.
+        """The parts' drag over one decision on every robot, applied before its first step.
 
-        PhysX scales each part's linear and angular velocity by ``1 - DRAG * dt`` at every
-        physics step (``envs.scene.DRAG``). All parts having the same drag, that is the same
-        factor on the robot's generalised velocities (the base's twist and the joint rates),
-        which every part's velocity is linear in. The decision's ``frame_skip`` factors are
-        applied at once: per robot, two reads and two writes.
+        PhysX scales each part's linear and angular velocity by ``1 - drag * dt`` at every
+        physics step (``envs.scene.DRAG``). All parts having the same drag, the decision's
+        ``frame_skip`` factors are applied at once (``scale_robot_velocities``); with drag 0,
+        not at all.
         """
-        factor, client, joints = self._drag, self._client, self._links.joint_indices
+        factor, joints = self._drag_factor, self._links.joint_indices
+        if factor == 1.0:
+            return
         for robot in self._robots:
-            linear, angular = p.getBaseVelocity(robot, physicsClientId=client)
-            states = p.getJointStates(robot, joints, physicsClientId=client)
-            p.resetBaseVelocity(
-                robot,
-                [factor * v for v in linear],
-                [factor * w for w in angular],
-                physicsClientId=client,
-            )
-            p.resetJointStatesMultiDof(
-                robot,
-                joints,
-                [[state[0]] for state in states],
-                targetVelocities=[[factor * state[1]] for state in states],
-                physicsClientId=client,
-            )
+            scale_robot_velocities(self._client, robot, joints, factor)
 
     def _read_step(self, k: int, live: list[int], decision: _Decision) -> None:
         """Physics step ``k``'s reads of the running agents into ``decision``'s tables.

@@ -14,7 +14,7 @@ from envs import rewards
 from envs.agents import LocomotionAgents
 from envs.body import ActuatedPart, BodyDescription
 from envs.locomotion import LocomotionEnv
-from envs.scene import dynamic_platform, static_course
+from envs.scene import DRAG, dynamic_platform, static_course
 from envs.vector import LocomotionVectorEnv, make_vector_env
 from physbody import PhysicsSensorSettings, transforms
 
@@ -156,6 +156,7 @@ class CrawlerEnv(CrawlerAgents, LocomotionEnv, EzPickle):
         urdf: path of a replacement body URDF with the same link and joint names.
         joint_spring, joint_damper, joint_max_force: JointDriveController values
             (40000, 3000, 10000).
+        drag: every part's Rigidbody drag and angularDrag, 1/s (0.05; 0 turns it off).
         render_mode: None, "rgb_array" (TinyRenderer frames) or "human" (PyBullet GUI).
         width, height: rgb_array frame size in pixels.
 
@@ -177,6 +178,7 @@ class CrawlerEnv(CrawlerAgents, LocomotionEnv, EzPickle):
         joint_spring: float = 40000.0,
         joint_damper: float = 3000.0,
         joint_max_force: float = 10000.0,
+        drag: float = DRAG,
         render_mode: str | None = None,
         width: int = 480,
         height: int = 480,
@@ -191,6 +193,7 @@ class CrawlerEnv(CrawlerAgents, LocomotionEnv, EzPickle):
             "joint_spring": joint_spring,
             "joint_damper": joint_damper,
             "joint_max_force": joint_max_force,
+            "drag": drag,
             "render_mode": render_mode,
             "width": width,
             "height": height,

@@ -14,7 +14,7 @@ from envs import rewards
 from envs.agents import LocomotionAgents
 from envs.body import ActuatedPart, BodyDescription
 from envs.locomotion import LocomotionEnv
-from envs.scene import dynamic_platform, static_course
+from envs.scene import DRAG, dynamic_platform, static_course
 from envs.vector import LocomotionVectorEnv, make_vector_env
 from physbody import PhysicsSensorSettings, transforms
 
@@ -181,6 +181,7 @@ class WalkerEnv(WalkerAgents, LocomotionEnv, EzPickle):
         urdf: path of a replacement body URDF with the same link and joint names.
         joint_spring, joint_damper, joint_max_force: JointDriveController values
             (40000, 3000, 10000).
+        drag: every part's Rigidbody drag and angularDrag, 1/s (0.05; 0 turns it off).
         render_mode: None, "rgb_array" or "human".
         width, height: rgb_array frame size in pixels.
 
@@ -203,6 +204,7 @@ class WalkerEnv(WalkerAgents, LocomotionEnv, EzPickle):
         joint_spring: float = 40000.0,
         joint_damper: float = 3000.0,
         joint_max_force: float = 10000.0,
+        drag: float = DRAG,
         render_mode: str | None = None,
         width: int = 480,
         height: int = 480,
@@ -218,6 +220,7 @@ class WalkerEnv(WalkerAgents, LocomotionEnv, EzPickle):
             "joint_spring": joint_spring,
             "joint_damper": joint_damper,
             "joint_max_force": joint_max_force,
+            "drag": drag,
             "render_mode": render_mode,
             "width": width,
             "height": height,

@@ -9,6 +9,9 @@ positions the step loop works with.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
+from numbers import Real
 from pathlib import Path
 
 import attrs
@@ -25,7 +28,14 @@ from envs.scene import (
     target_box,
 )
 
-__all__ = ["Platforms", "build_platforms", "check_counts", "prepare_robot"]
+__all__ = [
+    "Platforms",
+    "build_platforms",
+    "check_counts",
+    "check_rates",
+    "prepare_robot",
+    "scale_robot_velocities",
+]
 
 _FLOOR_RGBA = (0.75, 0.75, 0.8, 1)
 _WALL_RGBA = (0.55, 0.6, 0.7, 1)
@@ -119,6 +129,17 @@ def check_counts(**counts: int) -> None:
             raise ValueError(f"{shown} must be a positive int, got {value!r}")
 
 
+def check_rates(**rates: float) -> None:
+    """Raises ``ValueError`` naming the first rate that is not a finite real number >= 0.
+
+    For the physical constants a user may pass (drag in 1/s, drive stiffness, damping and
+    force limit); a bool is refused, though Python counts it as a number.
+    """
+    for name, value in rates.items():
+        if isinstance(value, bool) or not isinstance(value, Real) or not 0 <= value < math.inf:
+            raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+
+
 def prepare_robot(client: int, robot: int, links: BodyLinks) -> None:
     """Unity's material, no Bullet damping and the joint tree's collision filter on one robot.
 
@@ -141,3 +162,34 @@ def prepare_robot(client: int, robot: int, links: BodyLinks) -> None:
                 enableCollision=0,
                 physicsClientId=client,
             )
+
+
+def scale_robot_velocities(client: int, robot: int, joints: Sequence[int], factor: float) -> None:
+    """Scales every part's linear and angular velocity of one robot by ``factor``.
+
+    Every part's world velocity is linear in the robot's generalised velocities (the base's
+    linear and angular velocity, m/s and rad/s in the world frame, and the joint rates,
+    rad/s), so scaling those scales all of them: two reads and two writes. Positions are kept.
+    This is how a drag shared by every part (``envs.scene.DRAG``) acts over a decision.
+
+    Args:
+        client: PyBullet client id.
+        robot: the multibody.
+        joints: every joint of the multibody (``BodyLinks.joint_indices``).
+        factor: the velocities' scale, for example ``envs.scene.drag_factor(...)``.
+    """
+    linear, angular = p.getBaseVelocity(robot, physicsClientId=client)
+    states = p.getJointStates(robot, joints, physicsClientId=client)
+    p.resetBaseVelocity(
+        robot,
+        [factor * v for v in linear],
+        [factor * w for w in angular],
+        physicsClientId=client,
+    )
+    p.resetJointStatesMultiDof(
+        robot,
+        joints,
+        [[state[0]] for state in states],
+        targetVelocities=[[factor * state[1]] for state in states],
+        physicsClientId=client,
+    )

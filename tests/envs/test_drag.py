@@ -15,6 +15,7 @@ import pytest
 
 import envs  # noqa: F401  (registers the ids)
 from envs.scene import DRAG, TIMESTEP, drag_factor
+from envs.world import scale_robot_velocities
 
 #: Decisions flown per check; 5 physics steps each.
 DECISIONS = 30
@@ -29,9 +30,9 @@ def test_drag_factor_compounds_physx_step_factor():
     assert drag_factor(100.0, 1.0 / 75.0, 1) == 0.0
 
 
-def _free_flight(env_id: str) -> tuple[gym.Env, int]:
+def _free_flight(env_id: str, **kwargs: float) -> tuple[gym.Env, int]:
     """The env reset, gravity off and its body lifted 30 m above the floor; (env, robot)."""
-    env = gym.make(env_id)
+    env = gym.make(env_id, **kwargs)
     env.reset(seed=0)
     world = env.unwrapped
     robot = world.agents[0].robot
@@ -63,8 +64,9 @@ def _part_velocities(client: int, robot: int) -> np.ndarray:
 
 @pytest.mark.parametrize("env_id", ["Crawler-v0", "Walker-v0"])
 @pytest.mark.parametrize("speed", [1.0, 10.0])
-def test_a_flying_body_slows_by_physx_factor_whatever_its_speed(env_id, speed):
-    env, robot = _free_flight(env_id)
+@pytest.mark.parametrize("drag", [DRAG, 0.0, 2.0])
+def test_a_flying_body_slows_by_physx_factor_whatever_its_speed(env_id, speed, drag):
+    env, robot = _free_flight(env_id, drag=drag)
     client = env.unwrapped.client
     try:
         p.resetBaseVelocity(robot, (speed, 0.0, 0.0), (0.0, 0.0, 0.0), physicsClientId=client)
@@ -74,9 +76,34 @@ def test_a_flying_body_slows_by_physx_factor_whatever_its_speed(env_id, speed):
         after = p.getBaseVelocity(robot, physicsClientId=client)[0]
     finally:
         env.close()
-    expected = (1.0 - DRAG * TIMESTEP) ** (5 * DECISIONS)
+    expected = (1.0 - drag * TIMESTEP) ** (5 * DECISIONS)
     # Every part moves with the root: the root's velocity is the body's, scaled by the drag.
     np.testing.assert_allclose(np.array(after) / before[0], (expected, 0.0, 0.0), atol=1e-9)
+
+
+@pytest.mark.parametrize("drag", [DRAG, 0.0])
+def test_the_vector_env_slows_every_flying_body_by_its_drag(drag):
+    vector = gym.make_vec("Walker-v0", num_envs=2, drag=drag)
+    vector.reset(seed=0)
+    world = vector.unwrapped
+    client = world.client
+    try:
+        p.setGravity(0.0, 0.0, 0.0, physicsClientId=client)
+        robots = [agent.robot for agent in world.agents]
+        for i, robot in enumerate(robots):
+            position, orientation = p.getBasePositionAndOrientation(robot, physicsClientId=client)
+            p.resetBasePositionAndOrientation(
+                robot, (position[0], position[1], 30.0 + 5 * i), orientation,
+                physicsClientId=client,
+            )  # fmt: skip
+            p.resetBaseVelocity(robot, (0.0, 1.0, 0.0), (0.0, 0.0, 0.0), physicsClientId=client)
+        for _ in range(DECISIONS):
+            vector.step(-np.ones(vector.action_space.shape, dtype=np.float32))
+        after = [p.getBaseVelocity(robot, physicsClientId=client)[0] for robot in robots]
+    finally:
+        vector.close()
+    expected = (1.0 - drag * TIMESTEP) ** (5 * DECISIONS)
+    np.testing.assert_allclose(after, [(0.0, expected, 0.0)] * 2, atol=1e-9)
 
 
 @pytest.mark.parametrize("env_id", ["Crawler-v0", "Walker-v0"])
@@ -84,7 +111,8 @@ def test_a_decision_scales_every_part_velocity_by_physx_factor(env_id):
     """Mid-episode, limbs swinging, body tumbling: one decision's drag on every part at once.
 
     (Bullet's integrator keeps a free multibody's momenta only to about 1% per step, so the
-    drag is checked where it acts, on the velocities, before the physics steps move them.)
+    drag is checked where it acts, on the velocities, before the physics steps move them:
+    ``scale_robot_velocities``, which the step loop applies to every robot.)
     """
     env = gym.make(env_id)
     env.reset(seed=0)
@@ -96,7 +124,8 @@ def test_a_decision_scales_every_part_velocity_by_physx_factor(env_id):
             env.step(rng.uniform(-1.0, 1.0, env.action_space.shape).astype(np.float32))
         p.resetBaseVelocity(robot, (2.0, -1.0, 0.5), (3.0, -2.0, 4.0), physicsClientId=client)
         before = _part_velocities(client, robot)
-        world._apply_drag()
+        joints = range(p.getNumJoints(robot, physicsClientId=client))
+        scale_robot_velocities(client, robot, joints, drag_factor(DRAG, TIMESTEP, 5))
         after = _part_velocities(client, robot)
     finally:
         env.close()
@@ -112,11 +141,9 @@ def test_bullet_damping_is_not_unity_drag_it_grows_with_speed(speed):
     dv/dt = -k v (1 + v), so v(t) = v0 e^-kt / (1 + v0 (1 - e^-kt)): it keeps 0.91 of 1 m/s
     after 1 s, 0.83 of 3 m/s and 0.64 of 10 m/s, where PhysX keeps 0.95 at every speed.
     """
-    env, robot = _free_flight("Crawler-v0")
-    world = env.unwrapped
-    client = world.client
+    env, robot = _free_flight("Crawler-v0", drag=0.0)
+    client = env.unwrapped.client
     try:
-        world._drag = 1.0
         p.changeDynamics(robot, -1, linearDamping=DRAG, angularDamping=DRAG, physicsClientId=client)
         p.resetBaseVelocity(robot, (speed, 0.0, 0.0), (0.0, 0.0, 0.0), physicsClientId=client)
         for _ in range(15):  # 75 physics steps: 1 s

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import math
 import pickle
+import re
 import warnings
 
 import attrs
@@ -326,6 +328,14 @@ def test_out_of_range_actions_are_clipped():
 def test_bad_constructor_arguments(kwargs, error, match):
     with pytest.raises(error, match=match):
         gym.make("Crawler-v0", **kwargs)
+
+
+@pytest.mark.parametrize("name", ["drag", "joint_spring", "joint_damper", "joint_max_force"])
+@pytest.mark.parametrize("value", [-0.05, math.nan, math.inf, "0.05", None, True])
+def test_a_rate_that_is_not_finite_and_non_negative_is_refused_naming_it(name, value):
+    message = f"{name} must be a finite number >= 0, got " + re.escape(repr(value))
+    with pytest.raises(ValueError, match=message):
+        gym.make("Crawler-v0", **{name: value})
 
 
 def test_close_twice_and_use_after_close():
